@@ -16,6 +16,17 @@
  * Whitespace: like Jinja with trim_blocks and lstrip_blocks, a block tag ({% %} or
  * {# #}) alone on its line leaves no trace: the indentation before it and the newline
  * after it are dropped. {{ }} tags are never trimmed implicitly.
+ * Precisely: spaces/tabs between the start of a line and a {% or {# are dropped; one
+ * newline (\n or \r\n) right after %} or #} is dropped, even when the tag ends a line
+ * of content (so write `{% endif +%}` where that newline must stay); `{%+` / `{#+`
+ * keep the indentation, `+%}` / `+#}` keep the newline. The template's final newline
+ * is kept (unlike Jinja's default keep_trailing_newline=False).
+ *
+ * Literals: "str" / 'str' (escapes \" \' \\ \n \t), integers, true, false, none.
+ * Indexing: a[0], a[-1] (from the end), a["key"], a[expr].
+ * Filters: upper, lower, join(sep=""), length, default(v=""), indent(width=4), ctype,
+ * cutype, xla_dtype, np_dtype, cstring, pystring, replace(old, new). `default` is the
+ * only place an undefined name, missing key or out-of-range index is not an error.
  *
  * Errors (undefined variable, unknown filter, attribute of a non-map, loop over a
  * non-list, unterminated tag, unbalanced block) are reported as

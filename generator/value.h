@@ -49,4 +49,11 @@ void og_map_set_str(og_value *map, const char *key, const char *s);
 void og_map_set_int(og_value *map, const char *key, int64_t i);
 void og_map_set_bool(og_value *map, const char *key, bool b);
 
+/* Additions used by the template engine (and handy for any reader of a tree):
+ * positional access to a map's entries in insertion order, and a deep copy. */
+size_t og_map_len(const og_value *map);                          /* 0 unless a map */
+const char *og_map_key_at(const og_value *map, size_t i);
+const og_value *og_map_value_at(const og_value *map, size_t i);
+og_value *og_value_copy(const og_value *v); /* deep; the caller owns the result */
+
 #endif /* OG_VALUE_H */

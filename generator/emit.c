@@ -1,0 +1,178 @@
+#include "emit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emit_ctx.h"
+
+#define OG_LINE_MARKER "#line __OPSPEC_LINE__"
+
+/* The files of one op, by template; "%s" is the op's name. */
+static const struct {
+  const char *tmpl, *path;
+} og_op_files[] = {
+    {"op.h.tmpl", "ops/%s.h"},
+    {"op_cpu.c.tmpl", "ops/%s_cpu.c"},
+    {"op_ffi.c.tmpl", "ops/%s_ffi.c"},
+    {"op_cuda.cu.tmpl", "ops/%s_cuda.cu"},
+};
+
+/* The files of the whole library. */
+static const struct {
+  const char *tmpl, *path;
+} og_library_files[] = {
+    {"registry.c.tmpl", "registry.c"},
+    {"ops.py.tmpl", "python/ops.py"},
+    {"ops.pyi.tmpl", "python/ops.pyi"},
+};
+
+void og_fix_line_markers(og_buf *text, const char *path) {
+  og_buf out = {0};
+  const char *p = og_buf_str(text);
+  int line = 1;
+  size_t marker_len = strlen(OG_LINE_MARKER);
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    if (len == marker_len && strncmp(p, OG_LINE_MARKER, marker_len) == 0)
+      og_buf_printf(&out, "#line %d \"%s\"", line + 1, path); /* the line after this one */
+    else
+      og_buf_append(&out, p, len);
+    if (!eol) break;
+    og_buf_putc(&out, '\n');
+    p = eol + 1;
+    ++line;
+  }
+  og_buf_free(text);
+  *text = out;
+}
+
+static bool og_mkdirs(const char *path, og_diag *d) {
+  char *copy = og_xstrdup(path);
+  for (char *p = copy + 1; ; ++p) {
+    if (*p != '/' && *p != '\0') continue;
+    char saved = *p;
+    *p = '\0';
+    if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+      og_buf_printf(&d->out, "%s: error: cannot create directory: %s\n", copy, strerror(errno));
+      d->errors++;
+      free(copy);
+      return false;
+    }
+    *p = saved;
+    if (!saved) break;
+  }
+  free(copy);
+  return true;
+}
+
+int og_write_if_changed(const char *path, const og_buf *text, og_diag *d) {
+  FILE *f = fopen(path, "rb");
+  if (f) {
+    og_buf old = {0};
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) og_buf_append(&old, chunk, n);
+    fclose(f);
+    bool same = old.len == text->len && memcmp(og_buf_str(&old), og_buf_str(text), text->len) == 0;
+    og_buf_free(&old);
+    if (same) return 0;
+  }
+  og_buf tmp = {0};
+  og_buf_printf(&tmp, "%s.tmp%ld", path, (long)getpid());
+  f = fopen(og_buf_str(&tmp), "wb");
+  bool ok = f && fwrite(og_buf_str(text), 1, text->len, f) == text->len;
+  if (f && fclose(f) != 0) ok = false;
+  if (ok && rename(og_buf_str(&tmp), path) != 0) ok = false;
+  if (!ok) {
+    og_buf_printf(&d->out, "%s: error: cannot write: %s\n", path, strerror(errno));
+    d->errors++;
+    remove(og_buf_str(&tmp));
+  }
+  og_buf_free(&tmp);
+  return ok ? 1 : -1;
+}
+
+typedef struct og_produced {
+  char **paths;
+  size_t n, cap;
+} og_produced;
+
+static bool og_emit_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir, const char *rel,
+                         og_produced *produced, og_emit_stats *stats, og_diag *d) {
+  og_buf text = {0}, path = {0};
+  og_buf_printf(&path, "%s/%s", out_dir, rel);
+  bool ok = og_tmpl_render(env, tmpl, ctx, &text, d);
+  if (ok) {
+    og_fix_line_markers(&text, og_buf_str(&path));
+    int w = og_write_if_changed(og_buf_str(&path), &text, d);
+    ok = w >= 0;
+    stats->files++;
+    stats->written += w > 0;
+  }
+  og_grow((void **)&produced->paths, &produced->cap, produced->n + 1, sizeof *produced->paths);
+  produced->paths[produced->n++] = og_buf_take(&path);
+  og_buf_free(&text);
+  return ok;
+}
+
+/* Removes files under out_dir/ops that this run did not produce. */
+static void og_prune(const char *out_dir, const og_produced *produced, og_emit_stats *stats) {
+  og_buf dir = {0};
+  og_buf_printf(&dir, "%s/ops", out_dir);
+  DIR *dp = opendir(og_buf_str(&dir));
+  if (!dp) {
+    og_buf_free(&dir);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(dp)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    og_buf path = {0};
+    og_buf_printf(&path, "%s/%s", og_buf_str(&dir), e->d_name);
+    bool keep = false;
+    for (size_t i = 0; i < produced->n && !keep; ++i) keep = strcmp(produced->paths[i], og_buf_str(&path)) == 0;
+    if (!keep && remove(og_buf_str(&path)) == 0) stats->removed++;
+    og_buf_free(&path);
+  }
+  closedir(dp);
+  og_buf_free(&dir);
+}
+
+bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
+                 og_diag *d) {
+  memset(stats, 0, sizeof *stats);
+  og_buf dir = {0};
+  og_buf_printf(&dir, "%s/ops", out_dir);
+  bool ok = og_mkdirs(og_buf_str(&dir), d);
+  og_buf_clear(&dir);
+  og_buf_printf(&dir, "%s/python", out_dir);
+  ok = ok && og_mkdirs(og_buf_str(&dir), d);
+  og_buf_free(&dir);
+  if (!ok) return false;
+
+  og_produced produced = {0};
+  for (size_t i = 0; i < nops; ++i) {
+    og_value *ctx = og_ctx_op(ops[i]);
+    for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {
+      og_buf rel = {0};
+      og_buf_printf(&rel, og_op_files[f].path, ops[i]->name);
+      ok &= og_emit_file(env, og_op_files[f].tmpl, ctx, out_dir, og_buf_str(&rel), &produced, stats, d);
+      og_buf_free(&rel);
+    }
+    og_value_free(ctx);
+  }
+  og_value *lib = og_ctx_library(ops, nops);
+  for (size_t f = 0; f < sizeof og_library_files / sizeof *og_library_files; ++f)
+    ok &= og_emit_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, &produced, stats, d);
+  og_value_free(lib);
+  if (ok) og_prune(out_dir, &produced, stats);
+  for (size_t i = 0; i < produced.n; ++i) free(produced.paths[i]);
+  free(produced.paths);
+  return ok;
+}

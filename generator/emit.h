@@ -1,0 +1,37 @@
+/* Emitting: render every template for every op and write the results.
+ *
+ * Files are written only when their text changed (so the build does not recompile
+ * what did not change), through a temporary file and a rename (so an interrupted run
+ * never leaves half a file). Output depends only on the specs and templates: ops are
+ * sorted, paths are the relative ones given on the command line.
+ */
+#ifndef OG_EMIT_H
+#define OG_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "model.h"
+#include "tmpl.h"
+
+typedef struct og_emit_stats {
+  int files;   /* files produced */
+  int written; /* of which changed on disk */
+  int removed; /* stale files pruned */
+} og_emit_stats;
+
+/* Renders all per-op and library templates for `ops` into `out_dir`, then removes files
+ * in `out_dir`/ops that no op produced (a deleted spec leaves nothing behind). */
+bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
+                 og_diag *d);
+
+/* Replaces each "#line __OPSPEC_LINE__" marker line (templates put one after every
+ * block of user code) with a #line directive pointing back into `path` itself. */
+void og_fix_line_markers(og_buf *text, const char *path);
+
+/* Writes `text` to `path` unless the file already holds exactly that. Returns 1 if
+ * written, 0 if unchanged, -1 on error (reported). */
+int og_write_if_changed(const char *path, const og_buf *text, og_diag *d);
+
+#endif /* OG_EMIT_H */

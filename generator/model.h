@@ -1,0 +1,137 @@
+/* The op model: what a spec says, validated, as plain C structs.
+ *
+ * The loader (spec_load.c) fills it from the YAML tree and the checker (spec_check.c)
+ * validates cross-references; after that every emitter can trust it. Every object keeps
+ * the og_loc it came from so late checks can still point at the YAML.
+ */
+#ifndef OG_MODEL_H
+#define OG_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "expr.h"
+#include "yaml_tree.h"
+
+/* The most dims an array may have (the handler rejects more; the args struct holds
+ * shapes in fixed arrays of this size so they travel by value into CUDA kernels). */
+#define OG_MAX_RANK 8
+
+typedef enum og_dim_kind {
+  OG_DIM_INT,      /* a fixed extent: value */
+  OG_DIM_SYM,      /* a shape symbol bound by the first input that has it: name */
+  OG_DIM_ELLIPSIS, /* '...': the shared group of leading dims */
+  OG_DIM_EXPR,     /* outputs and scratch only: an expression over symbols and int attrs */
+} og_dim_kind;
+
+typedef struct og_dim {
+  og_loc loc;
+  og_dim_kind kind;
+  int64_t value;
+  char *name;    /* OG_DIM_SYM */
+  og_expr *expr; /* OG_DIM_EXPR (also set for INT/SYM in outputs, for uniform rendering) */
+  char *text;    /* the dim as written, for messages and alias comparison */
+} og_dim;
+
+typedef enum og_array_role { OG_INPUT, OG_OUTPUT, OG_SCRATCH } og_array_role;
+
+typedef struct og_array {
+  og_loc loc;
+  og_array_role role;
+  size_t index; /* position among arrays of its role */
+  char *name;
+  og_loc dtype_loc;
+  char *dtype;   /* a dtype name, or a type variable's name */
+  int typevar;   /* index into op->types, or -1 for a concrete dtype */
+  og_dim *dims;
+  size_t ndims;
+  bool has_ellipsis;
+  int alias_of;  /* outputs: index of the input it aliases, or -1 */
+  bool aliased;  /* inputs: some output aliases it */
+} og_array;
+
+typedef struct og_typevar {
+  og_loc loc;
+  char *name;
+  char **choices; /* dtype names */
+  og_loc *choice_locs;
+  size_t nchoices;
+  int bound_by;   /* index of the first input with this type (set by the checker) */
+} og_typevar;
+
+typedef struct og_attr {
+  og_loc loc;
+  char *name;
+  char *type; /* bool, int32, int64, float32, float64 */
+  bool has_default;
+  char *default_py; /* the default as a Python literal */
+  char *doc;
+} og_attr;
+
+typedef struct og_body {
+  og_loc loc;   /* the YAML scalar */
+  int line;     /* first content line, for #line */
+  char *text;   /* "" if absent */
+  bool present;
+} og_body;
+
+typedef struct og_launch {
+  og_loc loc;
+  og_expr *extents[3];
+  size_t n; /* 0: absent */
+} og_launch;
+
+/* One raw `__global__` kernel of a `cuda:` section. */
+typedef struct og_cuda_kernel {
+  og_loc loc;
+  char *name;
+  og_launch launch;
+  og_launch grid, block; /* explicit configuration (n == 0 when absent) */
+  og_launch threads;     /* threads_per_block with launch (n == 0: defaults) */
+  og_expr *shared_mem;   /* bytes of dynamic shared memory, or NULL */
+  og_body body;
+} og_cuda_kernel;
+
+typedef struct og_op {
+  og_source *src;
+  og_ynode *tree;
+  og_loc loc;
+  char *name;
+  char *doc;
+  og_typevar *types;
+  size_t ntypes;
+  og_array *inputs, *outputs, *scratch;
+  size_t ninputs, noutputs, nscratch;
+  og_attr *attrs;
+  size_t nattrs;
+  char **symbols; /* shape symbols in order of first appearance in the inputs */
+  size_t nsymbols;
+  char *vmap;
+  og_loc vmap_loc;
+  og_launch launch;     /* portable launch extents */
+  og_launch threads;    /* threads_per_block for the portable kernel on GPU */
+  og_body kernel;       /* portable body, run once per launch index */
+  og_body cpu;          /* raw CPU function body */
+  og_cuda_kernel *cuda; /* raw CUDA kernels, run in order */
+  size_t ncuda;
+  const og_ynode *aliases; /* the `aliases:` mapping, resolved by the checker */
+} og_op;
+
+/* Loads and validates one spec file. On any error, reports all it finds through `d`
+ * and returns NULL. */
+og_op *og_spec_load(const char *path, og_diag *d);
+void og_op_free(og_op *op);
+
+/* Checks cross-references of a loaded op (called by og_spec_load). */
+void og_spec_check(og_op *op, og_diag *d);
+
+/* Lookups used by the checker and the emitters. */
+const og_attr *og_op_attr(const og_op *op, const char *name);
+const og_array *og_op_array(const og_op *op, const char *name);
+int og_op_symbol(const og_op *op, const char *name); /* index or -1 */
+/* Number of type-variable specializations (product of the choice counts). */
+size_t og_op_nvariants(const og_op *op);
+
+#endif /* OG_MODEL_H */

@@ -1,0 +1,314 @@
+/* Spec checking: the cross-references a single key cannot validate on its own.
+ *
+ * Names (unique, not reserved), type variables (each bound by an input), shape symbols
+ * (collected from input shapes; every expression refers only to what is defined),
+ * aliases (same dtype and shape), vmap methods, and which bodies an op has.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Words a user name may not take: C and CUDA C++ keywords (bodies are compiled as
+ * both), Python keywords (stub parameters), and names the generated code defines. */
+static const char *const og_reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    "class", "delete", "new", "namespace", "template", "this", "throw", "try", "catch",
+    "private", "public", "protected", "virtual", "operator", "using", "friend", "typename",
+    "and", "as", "assert", "async", "await", "def", "del", "elif", "except", "finally",
+    "from", "global", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
+    "raise", "with", "yield", "None", "True", "False",
+    "i", "j", "k", "args", "variant", "stream", "scratch",
+};
+
+static bool og_is_reserved(const char *name) {
+  for (size_t i = 0; i < sizeof og_reserved / sizeof *og_reserved; ++i)
+    if (strcmp(og_reserved[i], name) == 0) return true;
+  return strncmp(name, "opspec_", 7) == 0 || strncmp(name, "OPSPEC_", 7) == 0;
+}
+
+typedef struct og_name {
+  const char *name;
+  og_loc loc;
+  const char *what;
+} og_name;
+
+typedef struct og_names {
+  og_name *items;
+  size_t n, cap;
+  char **owned; /* derived names (x_size, x_shape) */
+  size_t nowned, capowned;
+} og_names;
+
+static void og_names_add(og_names *ns, const char *name, og_loc loc, const char *what, og_diag *d) {
+  if (!name) return;
+  if (og_is_reserved(name)) {
+    og_diag_error(d, loc, "%s name '%s' is reserved", what, name);
+    return;
+  }
+  for (size_t i = 0; i < ns->n; ++i) {
+    if (strcmp(ns->items[i].name, name) != 0) continue;
+    og_diag_error(d, loc, "%s '%s' has the same name as %s '%s'", what, name, ns->items[i].what, name);
+    og_diag_note(d, ns->items[i].loc, "%s '%s' is defined here", ns->items[i].what, name);
+    return;
+  }
+  og_grow((void **)&ns->items, &ns->cap, ns->n + 1, sizeof *ns->items);
+  ns->items[ns->n++] = (og_name){name, loc, what};
+}
+
+/* Every array also defines NAME_size and NAME_shape inside kernel bodies. */
+static void og_names_add_array(og_names *ns, const og_array *a, const char *what, og_diag *d) {
+  if (!a->name) return;
+  og_names_add(ns, a->name, a->loc, what, d);
+  static const char *const suffixes[] = {"_size", "_shape"};
+  for (size_t s = 0; s < 2; ++s) {
+    og_buf b = {0};
+    og_buf_printf(&b, "%s%s", a->name, suffixes[s]);
+    og_grow((void **)&ns->owned, &ns->capowned, ns->nowned + 1, sizeof *ns->owned);
+    ns->owned[ns->nowned] = og_buf_take(&b);
+    og_names_add(ns, ns->owned[ns->nowned++], a->loc, "derived name of", d);
+  }
+}
+
+static void og_names_free(og_names *ns) {
+  for (size_t i = 0; i < ns->nowned; ++i) free(ns->owned[i]);
+  free(ns->owned);
+  free(ns->items);
+}
+
+static void og_collect_symbols(og_op *op) {
+  op->symbols = og_xcalloc(8, sizeof *op->symbols);
+  size_t cap = 8;
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    for (size_t j = 0; j < a->ndims; ++j) {
+      if (a->dims[j].kind != OG_DIM_SYM || og_op_symbol(op, a->dims[j].name) >= 0) continue;
+      og_grow((void **)&op->symbols, &cap, op->nsymbols + 1, sizeof *op->symbols);
+      op->symbols[op->nsymbols++] = og_xstrdup(a->dims[j].name);
+    }
+  }
+}
+
+/* Where a symbol first appears in the input shapes. */
+static og_loc og_symbol_loc(const og_op *op, const char *name) {
+  for (size_t a = 0; a < op->ninputs; ++a)
+    for (size_t j = 0; j < op->inputs[a].ndims; ++j)
+      if (op->inputs[a].dims[j].name && strcmp(op->inputs[a].dims[j].name, name) == 0) return op->inputs[a].dims[j].loc;
+  return op->loc;
+}
+
+/* What names an expression may use, by context. */
+typedef enum og_scope { OG_SCOPE_SHAPE, OG_SCOPE_LAUNCH } og_scope;
+
+typedef struct og_expr_ctx {
+  const og_op *op;
+  og_scope scope;
+  const char *what;
+  og_diag *d;
+} og_expr_ctx;
+
+static bool og_is_size_name(const og_op *op, const char *name, og_scope scope) {
+  size_t len = strlen(name);
+  if (len <= 5 || strcmp(name + len - 5, "_size") != 0) return false;
+  char *base = og_xstrndup(name, len - 5);
+  const og_array *a = og_op_array(op, base);
+  free(base);
+  return a && (a->role == OG_INPUT || scope == OG_SCOPE_LAUNCH);
+}
+
+static void og_check_expr_name(const og_expr *n, void *ud) {
+  og_expr_ctx *c = ud;
+  if (og_op_symbol(c->op, n->name) >= 0) return;
+  const og_attr *attr = og_op_attr(c->op, n->name);
+  if (attr && attr->type && attr->type[0] == 'i') return;
+  if (og_is_size_name(c->op, n->name, c->scope)) return;
+  if (attr)
+    og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in shapes",
+                  c->what, n->name, attr->type ? attr->type : "?");
+  else
+    og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s",
+                  c->what, n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
+}
+
+static void og_check_expr(const og_op *op, const og_expr *e, og_scope scope, const char *what, og_diag *d) {
+  if (!e) return;
+  og_expr_ctx c = {op, scope, what, d};
+  og_expr_visit_names(e, og_check_expr_name, &c);
+}
+
+static void og_check_launch(const og_op *op, const og_launch *l, const char *what, og_diag *d) {
+  for (size_t i = 0; i < l->n; ++i) {
+    og_check_expr(op, l->extents[i], OG_SCOPE_LAUNCH, what, d);
+    const og_expr *e = l->extents[i];
+    if (e && e->kind == OG_E_INT && e->ival <= 0 && strcmp(what, "'launch'") != 0)
+      og_diag_error(d, e->loc, "%s must be positive, got %lld", what, (long long)e->ival);
+  }
+}
+
+static void og_check_arrays(og_op *op, og_array *arrays, size_t n, og_diag *d) {
+  bool input_ellipsis = false;
+  for (size_t i = 0; i < op->ninputs; ++i) input_ellipsis |= op->inputs[i].has_ellipsis;
+  for (size_t i = 0; i < n; ++i) {
+    og_array *a = &arrays[i];
+    if (a->role != OG_INPUT && a->has_ellipsis && !input_ellipsis)
+      og_diag_error(d, a->loc, "'%s' has a '...' dim but no input does, so its size is unknown", a->name);
+    if (a->role == OG_SCRATCH && a->has_ellipsis)
+      og_diag_error(d, a->loc, "scratch buffer '%s' may not have a '...' dim", a->name);
+    for (size_t j = 0; j < a->ndims; ++j)
+      og_check_expr(op, a->dims[j].expr, OG_SCOPE_SHAPE, "shape", d);
+  }
+}
+
+static bool og_same_shape(const og_array *x, const og_array *y) {
+  if (x->ndims != y->ndims || strcmp(x->dtype, y->dtype) != 0) return false;
+  for (size_t i = 0; i < x->ndims; ++i)
+    if (strcmp(x->dims[i].text, y->dims[i].text) != 0) return false;
+  return true;
+}
+
+static void og_check_aliases(og_op *op, og_diag *d) {
+  const og_ynode *m = op->aliases;
+  if (!m) return;
+  for (size_t i = 0; i < m->n; ++i) {
+    const og_ynode *out = m->keys[i], *in = m->items[i];
+    const og_array *o = og_op_array(op, out->text);
+    if (!o || o->role != OG_OUTPUT) {
+      og_diag_error(d, out->loc, "alias '%s' is not an output", out->text);
+      continue;
+    }
+    if (in->kind != OG_Y_SCALAR || !og_op_array(op, in->text) || og_op_array(op, in->text)->role != OG_INPUT) {
+      og_diag_error(d, in->loc, "output '%s' aliases '%s', which is not an input", out->text,
+                    in->kind == OG_Y_SCALAR ? in->text : "?");
+      continue;
+    }
+    og_array *ia = (og_array *)og_op_array(op, in->text);
+    og_array *oa = &op->outputs[o->index];
+    if (ia->aliased) {
+      og_diag_error(d, in->loc, "input '%s' is aliased by more than one output", ia->name);
+      continue;
+    }
+    if (!og_same_shape(ia, oa)) {
+      og_diag_error(d, in->loc, "output '%s' (%s) aliases input '%s' (%s), but their dtypes or shapes differ",
+                    oa->name, oa->dtype, ia->name, ia->dtype);
+      continue;
+    }
+    ia->aliased = true;
+    oa->alias_of = (int)ia->index;
+  }
+}
+
+static void og_check_bodies(og_op *op, og_diag *d) {
+  if (op->kernel.present && op->launch.n == 0)
+    og_diag_error(d, op->kernel.loc, "'kernel' needs 'launch': the extents of the index space it runs over");
+  if (op->launch.n && !op->kernel.present)
+    og_diag_error(d, op->launch.loc, "'launch' is given but there is no 'kernel' body to run");
+  if (!op->kernel.present && !op->cpu.present)
+    og_diag_error(d, op->loc, "op '%s' has no CPU implementation: give 'launch' + 'kernel' or a 'cpu' body", op->name);
+  if (op->threads.n && !op->kernel.present)
+    og_diag_error(d, op->threads.loc, "'threads_per_block' applies to the portable 'kernel'; put it on each 'cuda' kernel instead");
+  if (op->threads.n && op->launch.n && op->threads.n != op->launch.n)
+    og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n, op->launch.n);
+  og_check_launch(op, &op->launch, "'launch'", d);
+  og_check_launch(op, &op->threads, "'threads_per_block'", d);
+
+  for (size_t i = 0; i < op->ncuda; ++i) {
+    og_cuda_kernel *k = &op->cuda[i];
+    for (size_t p = 0; p < i; ++p)
+      if (k->name && op->cuda[p].name && strcmp(k->name, op->cuda[p].name) == 0)
+        og_diag_error(d, k->loc, "cuda kernel '%s' is defined twice", k->name);
+    bool grid = k->grid.n > 0, block = k->block.n > 0, launch = k->launch.n > 0;
+    if (grid != block)
+      og_diag_error(d, k->loc, "cuda kernel '%s' gives '%s' without '%s'", k->name ? k->name : "?",
+                    grid ? "grid" : "block", grid ? "block" : "grid");
+    if (grid && launch)
+      og_diag_error(d, k->grid.loc, "cuda kernel '%s' gives both 'grid' and 'launch'; use one", k->name ? k->name : "?");
+    if (!grid && !block && !launch)
+      og_diag_error(d, k->loc, "cuda kernel '%s' needs 'grid' + 'block' or 'launch'", k->name ? k->name : "?");
+    if (k->threads.n && !launch)
+      og_diag_error(d, k->threads.loc, "'threads_per_block' goes with 'launch', not with 'grid' + 'block'");
+    if (k->threads.n && launch && k->threads.n != k->launch.n)
+      og_diag_error(d, k->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", k->threads.n, k->launch.n);
+    if (grid && block && k->grid.n != k->block.n)
+      og_diag_error(d, k->block.loc, "'grid' has %zu extents but 'block' has %zu", k->grid.n, k->block.n);
+    og_check_launch(op, &k->launch, "'launch'", d);
+    og_check_launch(op, &k->grid, "'grid'", d);
+    og_check_launch(op, &k->block, "'block'", d);
+    og_check_launch(op, &k->threads, "'threads_per_block'", d);
+    og_check_expr(op, k->shared_mem, OG_SCOPE_LAUNCH, "'shared_mem'", d);
+  }
+  if (op->nscratch && !op->cpu.present && !op->ncuda)
+    og_diag_error(d, op->scratch[0].loc, "scratch buffers are for raw 'cpu' or 'cuda' bodies; the portable kernel cannot use them");
+}
+
+void og_spec_check(og_op *op, og_diag *d) {
+  /* The file name is the op's name, so the build knows every generated file from the
+   * list of specs alone, as Redis derives its command table from one JSON file per command. */
+  const char *base = strrchr(op->src->path, '/');
+  base = base ? base + 1 : op->src->path;
+  size_t stem = strcspn(base, ".");
+  if (op->name && (strlen(op->name) != stem || strncmp(base, op->name, stem) != 0))
+    og_diag_error(d, op->loc, "op '%s' must be defined in a file named '%s.yaml'", op->name, op->name);
+  if (op->noutputs == 0) og_diag_error(d, op->loc, "op '%s' has no outputs", op->name);
+
+  og_collect_symbols(op);
+  og_names ns = {0};
+  for (size_t i = 0; i < op->ntypes; ++i) og_names_add(&ns, op->types[i].name, op->types[i].loc, "type variable", d);
+  for (size_t i = 0; i < op->ninputs; ++i) og_names_add_array(&ns, &op->inputs[i], "input", d);
+  for (size_t i = 0; i < op->noutputs; ++i) og_names_add_array(&ns, &op->outputs[i], "output", d);
+  for (size_t i = 0; i < op->nscratch; ++i) og_names_add_array(&ns, &op->scratch[i], "scratch buffer", d);
+  for (size_t i = 0; i < op->nattrs; ++i) og_names_add(&ns, op->attrs[i].name, op->attrs[i].loc, "attribute", d);
+  for (size_t i = 0; i < op->nsymbols; ++i)
+    og_names_add(&ns, op->symbols[i], og_symbol_loc(op, op->symbols[i]), "shape symbol", d);
+  og_names_free(&ns);
+
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    for (size_t i = 0; i < op->ninputs && op->types[t].bound_by < 0; ++i)
+      if (op->inputs[i].typevar == (int)t) op->types[t].bound_by = (int)i;
+    if (op->types[t].bound_by < 0)
+      og_diag_error(d, op->types[t].loc, "type variable '%s' is not the dtype of any input, so it cannot be inferred",
+                    op->types[t].name);
+  }
+
+  og_check_arrays(op, op->inputs, op->ninputs, d);
+  og_check_arrays(op, op->outputs, op->noutputs, d);
+  og_check_arrays(op, op->scratch, op->nscratch, d);
+  og_check_aliases(op, d);
+
+  static const char *const methods[] = {"none", "sequential", "sequential_unrolled", "expand_dims", "broadcast_all"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof methods / sizeof *methods; ++i) known |= strcmp(methods[i], op->vmap) == 0;
+  if (!known)
+    og_diag_error(d, op->vmap_loc, "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
+                  op->vmap);
+  og_check_bodies(op, d);
+}
+
+const og_attr *og_op_attr(const og_op *op, const char *name) {
+  for (size_t i = 0; i < op->nattrs; ++i)
+    if (op->attrs[i].name && strcmp(op->attrs[i].name, name) == 0) return &op->attrs[i];
+  return NULL;
+}
+
+const og_array *og_op_array(const og_op *op, const char *name) {
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  for (size_t l = 0; l < 3; ++l)
+    for (size_t i = 0; i < counts[l]; ++i)
+      if (lists[l][i].name && strcmp(lists[l][i].name, name) == 0) return &lists[l][i];
+  return NULL;
+}
+
+int og_op_symbol(const og_op *op, const char *name) {
+  for (size_t i = 0; i < op->nsymbols; ++i)
+    if (strcmp(op->symbols[i], name) == 0) return (int)i;
+  return -1;
+}
+
+size_t og_op_nvariants(const og_op *op) {
+  size_t n = 1;
+  for (size_t i = 0; i < op->ntypes; ++i) n *= op->types[i].nchoices ? op->types[i].nchoices : 1;
+  return n;
+}

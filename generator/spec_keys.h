@@ -1,0 +1,38 @@
+/* Strict mapping access for the spec loader, after torchgen's "pop every key, reject
+ * the rest": the loader takes each key it knows from a og_keys view, and og_keys_finish
+ * reports every key nobody took as unknown, listing the ones that are allowed. */
+#ifndef OG_SPEC_KEYS_H
+#define OG_SPEC_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "yaml_tree.h"
+
+#define OG_KEYS_MAX 16
+
+typedef struct og_keys {
+  const og_ynode *map;
+  const char *what; /* "op", "input", ... for messages */
+  bool used[64];
+  const char *known[OG_KEYS_MAX];
+  int nknown;
+} og_keys;
+
+/* Starts a view; reports and returns false if `node` is not a mapping. */
+bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *d);
+/* The value of `key`, or NULL. */
+const og_ynode *og_keys_take(og_keys *k, const char *key);
+/* Like og_keys_take but reports a missing key at the mapping. */
+const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d);
+/* Reports every key that was not taken. */
+void og_keys_finish(og_keys *k, og_diag *d);
+
+/* Scalar helpers: report "<what> must be a <kind>" and return false on mismatch. */
+bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d);
+bool og_want_ident(const og_ynode *n, const char *what, og_diag *d);
+bool og_want_int(const og_ynode *n, const char *what, int64_t *out, og_diag *d);
+bool og_is_ident(const char *s);
+
+#endif /* OG_SPEC_KEYS_H */

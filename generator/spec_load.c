@@ -1,0 +1,409 @@
+/* Spec loading: YAML tree -> op model, one key at a time.
+ *
+ * Each og_load_* function takes what it knows from a mapping and reports the rest as
+ * unknown (spec_keys.h). Errors never stop loading early: a spec with three mistakes
+ * gets three messages. Cross-references (symbols, aliases, names) are the checker's job.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "opspec/dtypes.h"
+#include "spec_keys.h"
+
+static const char *const og_dtype_names[] = {
+#define OG_DTYPE_NAME(name, ctype, cutype, xla, np) #name,
+    OPSPEC_DTYPES(OG_DTYPE_NAME)
+#undef OG_DTYPE_NAME
+};
+enum { OG_NDTYPES = sizeof og_dtype_names / sizeof og_dtype_names[0] };
+
+static bool og_is_dtype(const char *s) {
+  for (size_t i = 0; i < OG_NDTYPES; ++i)
+    if (strcmp(og_dtype_names[i], s) == 0) return true;
+  return false;
+}
+
+static void og_report_bad_dtype(const og_op *op, const og_ynode *n, og_diag *d) {
+  og_buf expected = {0};
+  if (op->ntypes) {
+    og_buf_puts(&expected, "a type variable (");
+    for (size_t i = 0; i < op->ntypes; ++i) og_buf_printf(&expected, "%s%s", i ? ", " : "", op->types[i].name);
+    og_buf_puts(&expected, ") or ");
+  }
+  og_buf_puts(&expected, "one of ");
+  for (size_t i = 0; i < OG_NDTYPES; ++i) og_buf_printf(&expected, "%s%s", i ? ", " : "", og_dtype_names[i]);
+  og_diag_error(d, n->loc, "unknown dtype '%s' (expected %s)", n->text, og_buf_str(&expected));
+  og_buf_free(&expected);
+}
+
+/* The location of a scalar's first character of content (past an opening quote). */
+static og_loc og_scalar_text_loc(const og_ynode *n) {
+  og_loc loc = n->loc;
+  if (n->style == OG_YS_SINGLE || n->style == OG_YS_DOUBLE) loc.col += 1;
+  return loc;
+}
+
+static og_expr *og_load_expr(const og_ynode *n, const char *what, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return NULL;
+  if (n->style == OG_YS_LITERAL || n->style == OG_YS_FOLDED || strchr(n->text, '\n')) {
+    og_diag_error(d, n->loc, "%s must be a one-line expression", what);
+    return NULL;
+  }
+  return og_expr_parse(n->text, og_scalar_text_loc(n), d);
+}
+
+static void og_load_types(og_op *op, const og_ynode *n, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_MAP, "'types'", d)) return;
+  op->types = og_xcalloc(n->n, sizeof *op->types);
+  for (size_t i = 0; i < n->n; ++i) {
+    const og_ynode *key = n->keys[i], *choices = n->items[i];
+    if (!og_want_ident(key, "type variable name", d)) continue;
+    og_typevar *tv = &op->types[op->ntypes++];
+    tv->loc = key->loc;
+    tv->name = og_xstrdup(key->text);
+    tv->bound_by = -1;
+    if (!og_want_kind(choices, OG_Y_SEQ, "type variable choices", d)) continue;
+    if (choices->n == 0) og_diag_error(d, choices->loc, "type variable '%s' has no choices", tv->name);
+    tv->choices = og_xcalloc(choices->n, sizeof *tv->choices);
+    tv->choice_locs = og_xcalloc(choices->n, sizeof *tv->choice_locs);
+    for (size_t c = 0; c < choices->n; ++c) {
+      const og_ynode *ch = choices->items[c];
+      if (!og_want_kind(ch, OG_Y_SCALAR, "type variable choice", d)) continue;
+      if (!og_is_dtype(ch->text)) {
+        og_op tmp = {0}; /* choices are concrete dtypes only: no type variables listed */
+        og_report_bad_dtype(&tmp, ch, d);
+        continue;
+      }
+      for (size_t p = 0; p < tv->nchoices; ++p)
+        if (strcmp(tv->choices[p], ch->text) == 0)
+          og_diag_error(d, ch->loc, "dtype '%s' listed twice for type variable '%s'", ch->text, tv->name);
+      tv->choice_locs[tv->nchoices] = ch->loc;
+      tv->choices[tv->nchoices++] = og_xstrdup(ch->text);
+    }
+  }
+}
+
+static void og_load_dim(og_dim *dim, const og_ynode *n, og_array_role role, og_diag *d) {
+  dim->loc = n->loc;
+  dim->text = og_xstrdup(n->kind == OG_Y_SCALAR ? n->text : "?");
+  if (!og_want_kind(n, OG_Y_SCALAR, "a shape dim", d)) return;
+  if (strcmp(n->text, "...") == 0) {
+    dim->kind = OG_DIM_ELLIPSIS;
+    return;
+  }
+  if (role == OG_INPUT) {
+    /* Input dims bind symbols, so they must be plain: a symbol or a number. */
+    if (og_is_ident(n->text)) {
+      dim->kind = OG_DIM_SYM;
+      dim->name = og_xstrdup(n->text);
+      return;
+    }
+    char *end;
+    long long v = strtoll(n->text, &end, 10);
+    if (n->text[0] && *end == '\0' && v >= 0) {
+      dim->kind = OG_DIM_INT;
+      dim->value = v;
+      return;
+    }
+    og_diag_error(d, n->loc,
+                  "input dims must be a non-negative integer, a symbol or '...', got '%s' "
+                  "(expressions belong in output shapes)", n->text);
+    return;
+  }
+  dim->kind = OG_DIM_EXPR;
+  dim->expr = og_load_expr(n, "a shape dim", d);
+}
+
+static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_diag *d) {
+  static const char *const what[] = {"input", "output", "scratch buffer"};
+  og_keys k;
+  a->role = role;
+  a->typevar = -1;
+  a->alias_of = -1;
+  a->loc = n->loc;
+  if (!og_keys_begin(&k, n, what[role], d)) return;
+  const og_ynode *name = og_keys_need(&k, "name", d);
+  const og_ynode *dtype = og_keys_need(&k, "dtype", d);
+  const og_ynode *shape = og_keys_need(&k, "shape", d);
+  og_keys_finish(&k, d);
+  if (name && og_want_ident(name, "array name", d)) {
+    a->name = og_xstrdup(name->text);
+    a->loc = name->loc;
+  }
+  if (dtype && og_want_kind(dtype, OG_Y_SCALAR, "dtype", d)) {
+    a->dtype_loc = dtype->loc;
+    a->dtype = og_xstrdup(dtype->text);
+    for (size_t t = 0; t < op->ntypes; ++t)
+      if (strcmp(op->types[t].name, dtype->text) == 0) a->typevar = (int)t;
+    if (a->typevar < 0 && !og_is_dtype(dtype->text)) og_report_bad_dtype(op, dtype, d);
+  }
+  if (shape && og_want_kind(shape, OG_Y_SEQ, "shape", d)) {
+    if (shape->n > OG_MAX_RANK)
+      og_diag_error(d, shape->loc, "shape has %zu dims; at most %d are supported", shape->n, OG_MAX_RANK);
+    a->dims = og_xcalloc(shape->n, sizeof *a->dims);
+    for (size_t i = 0; i < shape->n; ++i) {
+      og_load_dim(&a->dims[i], shape->items[i], role, d);
+      a->ndims++;
+      if (a->dims[i].kind != OG_DIM_ELLIPSIS) continue;
+      if (i != 0) og_diag_error(d, shape->items[i]->loc, "'...' may only be the first dim");
+      a->has_ellipsis = true;
+    }
+  }
+}
+
+static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role, size_t *count, og_diag *d) {
+  static const char *const what[] = {"'inputs'", "'outputs'", "'scratch'"};
+  if (!og_want_kind(n, OG_Y_SEQ, what[role], d)) return NULL;
+  og_array *arrays = og_xcalloc(n->n, sizeof *arrays);
+  for (size_t i = 0; i < n->n; ++i) {
+    arrays[i].index = i;
+    og_load_array(op, &arrays[i], n->items[i], role, d);
+  }
+  *count = n->n;
+  return arrays;
+}
+
+/* Renders an attribute default as a Python literal, checking it fits the type. */
+static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_SCALAR, "attribute default", d)) return NULL;
+  const char *t = n->text;
+  if (strcmp(a->type, "bool") == 0) {
+    if (strcmp(t, "true") == 0 || strcmp(t, "True") == 0) return og_xstrdup("True");
+    if (strcmp(t, "false") == 0 || strcmp(t, "False") == 0) return og_xstrdup("False");
+    og_diag_error(d, n->loc, "default of bool attribute '%s' must be true or false, got '%s'", a->name, t);
+    return NULL;
+  }
+  char *end;
+  if (a->type[0] == 'i') {
+    long long v = strtoll(t, &end, 10);
+    bool fits = strcmp(a->type, "int64") == 0 || (v >= INT32_MIN && v <= INT32_MAX);
+    if (!*t || *end || !fits) {
+      og_diag_error(d, n->loc, "default of %s attribute '%s' must be an integer in range, got '%s'", a->type, a->name, t);
+      return NULL;
+    }
+    og_buf b = {0};
+    og_buf_printf(&b, "%lld", v);
+    return og_buf_take(&b);
+  }
+  double v = strtod(t, &end);
+  if (!*t || *end || !isfinite(v)) {
+    og_diag_error(d, n->loc, "default of %s attribute '%s' must be a finite number, got '%s'", a->type, a->name, t);
+    return NULL;
+  }
+  og_buf b = {0};
+  og_buf_printf(&b, "%.17g", v);
+  /* Keep it a float literal in Python ("1" would be an int). */
+  if (!strpbrk(og_buf_str(&b), ".e")) og_buf_puts(&b, ".0");
+  return og_buf_take(&b);
+}
+
+static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
+  static const char *const types[] = {"bool", "int32", "int64", "float32", "float64"};
+  if (!og_want_kind(n, OG_Y_SEQ, "'attrs'", d)) return;
+  op->attrs = og_xcalloc(n->n, sizeof *op->attrs);
+  for (size_t i = 0; i < n->n; ++i) {
+    og_attr *a = &op->attrs[op->nattrs++];
+    og_keys k;
+    a->loc = n->items[i]->loc;
+    if (!og_keys_begin(&k, n->items[i], "attribute", d)) continue;
+    const og_ynode *name = og_keys_need(&k, "name", d);
+    const og_ynode *type = og_keys_need(&k, "type", d);
+    const og_ynode *def = og_keys_take(&k, "default");
+    const og_ynode *doc = og_keys_take(&k, "doc");
+    og_keys_finish(&k, d);
+    if (name && og_want_ident(name, "attribute name", d)) {
+      a->name = og_xstrdup(name->text);
+      a->loc = name->loc;
+    }
+    if (doc && og_want_kind(doc, OG_Y_SCALAR, "attribute doc", d)) a->doc = og_xstrdup(doc->text);
+    if (!type || !og_want_kind(type, OG_Y_SCALAR, "attribute type", d)) continue;
+    for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+      if (strcmp(types[t], type->text) == 0) a->type = og_xstrdup(type->text);
+    if (!a->type) {
+      og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of bool, int32, int64, float32, float64)", type->text);
+      continue;
+    }
+    if (def && a->name) {
+      a->default_py = og_attr_default(a, def, d);
+      a->has_default = a->default_py != NULL;
+    }
+  }
+}
+
+static void og_load_launch(og_launch *l, const og_ynode *n, const char *what, og_diag *d) {
+  l->loc = n->loc;
+  /* A single extent may be written without brackets: `launch: n`. */
+  if (n->kind == OG_Y_SCALAR) {
+    l->extents[0] = og_load_expr(n, what, d);
+    l->n = 1;
+    return;
+  }
+  if (!og_want_kind(n, OG_Y_SEQ, what, d)) return;
+  if (n->n < 1 || n->n > 3) {
+    og_diag_error(d, n->loc, "%s must have 1 to 3 extents, got %zu", what, n->n);
+    return;
+  }
+  for (size_t i = 0; i < n->n; ++i) l->extents[i] = og_load_expr(n->items[i], what, d);
+  l->n = n->n;
+}
+
+static void og_load_body(og_body *b, const og_ynode *n, const char *what, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return;
+  b->loc = n->loc;
+  b->line = n->content_line;
+  b->text = og_xstrdup(n->text);
+  b->present = true;
+}
+
+static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_SEQ, "'cuda'", d)) return;
+  op->cuda = og_xcalloc(n->n, sizeof *op->cuda);
+  for (size_t i = 0; i < n->n; ++i) {
+    og_cuda_kernel *kern = &op->cuda[op->ncuda++];
+    og_keys k;
+    kern->loc = n->items[i]->loc;
+    if (!og_keys_begin(&k, n->items[i], "cuda kernel", d)) continue;
+    const og_ynode *name = og_keys_need(&k, "name", d);
+    const og_ynode *body = og_keys_need(&k, "body", d);
+    const og_ynode *launch = og_keys_take(&k, "launch");
+    const og_ynode *grid = og_keys_take(&k, "grid");
+    const og_ynode *block = og_keys_take(&k, "block");
+    const og_ynode *threads = og_keys_take(&k, "threads_per_block");
+    const og_ynode *shared = og_keys_take(&k, "shared_mem");
+    og_keys_finish(&k, d);
+    if (name && og_want_ident(name, "cuda kernel name", d)) {
+      kern->name = og_xstrdup(name->text);
+      kern->loc = name->loc;
+    }
+    if (body) og_load_body(&kern->body, body, "cuda kernel body", d);
+    if (launch) og_load_launch(&kern->launch, launch, "'launch'", d);
+    if (grid) og_load_launch(&kern->grid, grid, "'grid'", d);
+    if (block) og_load_launch(&kern->block, block, "'block'", d);
+    if (threads) og_load_launch(&kern->threads, threads, "'threads_per_block'", d);
+    if (shared) kern->shared_mem = og_load_expr(shared, "'shared_mem'", d);
+  }
+}
+
+static void og_load_op(og_op *op, og_diag *d) {
+  og_keys k;
+  if (!og_keys_begin(&k, op->tree, "spec", d)) return;
+  const og_ynode *name = og_keys_need(&k, "op", d);
+  const og_ynode *doc = og_keys_take(&k, "doc");
+  const og_ynode *types = og_keys_take(&k, "types");
+  const og_ynode *inputs = og_keys_take(&k, "inputs");
+  const og_ynode *outputs = og_keys_need(&k, "outputs", d);
+  const og_ynode *attrs = og_keys_take(&k, "attrs");
+  const og_ynode *vmap = og_keys_take(&k, "vmap");
+  const og_ynode *aliases = og_keys_take(&k, "aliases");
+  const og_ynode *launch = og_keys_take(&k, "launch");
+  const og_ynode *threads = og_keys_take(&k, "threads_per_block");
+  const og_ynode *kernel = og_keys_take(&k, "kernel");
+  const og_ynode *cpu = og_keys_take(&k, "cpu");
+  const og_ynode *cuda = og_keys_take(&k, "cuda");
+  const og_ynode *scratch = og_keys_take(&k, "scratch");
+  og_keys_finish(&k, d);
+
+  if (name && og_want_ident(name, "op name", d)) {
+    op->name = og_xstrdup(name->text);
+    op->loc = name->loc;
+  }
+  op->doc = og_xstrdup(doc && og_want_kind(doc, OG_Y_SCALAR, "'doc'", d) ? doc->text : "");
+  if (types) og_load_types(op, types, d);
+  if (inputs) op->inputs = og_load_arrays(op, inputs, OG_INPUT, &op->ninputs, d);
+  if (outputs) op->outputs = og_load_arrays(op, outputs, OG_OUTPUT, &op->noutputs, d);
+  if (scratch) op->scratch = og_load_arrays(op, scratch, OG_SCRATCH, &op->nscratch, d);
+  if (attrs) og_load_attrs(op, attrs, d);
+  op->vmap = og_xstrdup("sequential");
+  if (vmap && og_want_kind(vmap, OG_Y_SCALAR, "'vmap'", d)) {
+    free(op->vmap);
+    op->vmap = og_xstrdup(vmap->text);
+    op->vmap_loc = vmap->loc;
+  }
+  if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) op->aliases = aliases;
+  if (launch) og_load_launch(&op->launch, launch, "'launch'", d);
+  if (threads) og_load_launch(&op->threads, threads, "'threads_per_block'", d);
+  if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
+  if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
+  if (cuda) og_load_cuda(op, cuda, d);
+}
+
+og_op *og_spec_load(const char *path, og_diag *d) {
+  int before = d->errors;
+  og_source *src = og_source_read(path, d);
+  if (!src) return NULL;
+  og_op *op = og_xcalloc(1, sizeof *op);
+  op->src = src;
+  op->loc = (og_loc){src, 1, 1};
+  op->tree = og_yaml_load(src, d);
+  if (op->tree) og_load_op(op, d);
+  if (op->tree && d->errors == before) og_spec_check(op, d);
+  if (d->errors != before) {
+    og_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+static void og_arrays_free(og_array *arrays, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < arrays[i].ndims; ++j) {
+      free(arrays[i].dims[j].name);
+      free(arrays[i].dims[j].text);
+      og_expr_free(arrays[i].dims[j].expr);
+    }
+    free(arrays[i].dims);
+    free(arrays[i].name);
+    free(arrays[i].dtype);
+  }
+  free(arrays);
+}
+
+static void og_launch_free(og_launch *l) {
+  for (size_t i = 0; i < 3; ++i) og_expr_free(l->extents[i]);
+}
+
+void og_op_free(og_op *op) {
+  if (!op) return;
+  for (size_t i = 0; i < op->ntypes; ++i) {
+    for (size_t c = 0; c < op->types[i].nchoices; ++c) free(op->types[i].choices[c]);
+    free(op->types[i].choices);
+    free(op->types[i].choice_locs);
+    free(op->types[i].name);
+  }
+  free(op->types);
+  og_arrays_free(op->inputs, op->ninputs);
+  og_arrays_free(op->outputs, op->noutputs);
+  og_arrays_free(op->scratch, op->nscratch);
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    free(op->attrs[i].name);
+    free(op->attrs[i].type);
+    free(op->attrs[i].default_py);
+    free(op->attrs[i].doc);
+  }
+  free(op->attrs);
+  for (size_t i = 0; i < op->nsymbols; ++i) free(op->symbols[i]);
+  free(op->symbols);
+  og_launch_free(&op->launch);
+  og_launch_free(&op->threads);
+  free(op->kernel.text);
+  free(op->cpu.text);
+  for (size_t i = 0; i < op->ncuda; ++i) {
+    og_cuda_kernel *kern = &op->cuda[i];
+    free(kern->name);
+    free(kern->body.text);
+    og_launch_free(&kern->launch);
+    og_launch_free(&kern->grid);
+    og_launch_free(&kern->block);
+    og_launch_free(&kern->threads);
+    og_expr_free(kern->shared_mem);
+  }
+  free(op->cuda);
+  free(op->name);
+  free(op->doc);
+  free(op->vmap);
+  og_ynode_free(op->tree);
+  og_source_free(op->src);
+  free(op);
+}

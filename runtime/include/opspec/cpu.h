@@ -1,0 +1,32 @@
+/* CPU execution policy shared by every generated CPU kernel.
+ *
+ * XLA runs its own thread pool and may call a handler from several of its threads at
+ * once, so OpenMP must not oversubscribe: a loop goes parallel only when its trip count
+ * reaches a threshold, and never with more threads than the cap. Both are process-wide
+ * settings (atomics, so concurrent handlers read them safely), set from Python with
+ * opspec.set_cpu_threads() / opspec.set_parallel_threshold().
+ */
+#ifndef OPSPEC_CPU_H
+#define OPSPEC_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads a parallel loop may use: the cap if set, else OpenMP's default. */
+int opspec_cpu_threads(void);
+/* True if a loop of `trips` iterations should run in parallel. */
+bool opspec_cpu_parallel(int64_t trips);
+
+void opspec_set_cpu_threads(int n);            /* 0: OpenMP's default */
+void opspec_set_parallel_threshold(int64_t n); /* trips at which loops go parallel */
+int64_t opspec_parallel_threshold(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPSPEC_CPU_H */

@@ -1,0 +1,41 @@
+"""opspec: JAX operations generated from YAML specs.
+
+``import opspec`` loads the one native extension, registers every op's XLA FFI
+handlers with JAX (``cpu`` always, ``CUDA`` when JAX has a GPU backend and the extension
+was built with CUDA), and exposes the ops as ``opspec.ops.<name>``. Nothing is compiled
+at import: the handlers were compiled ahead of time from the generated C sources.
+"""
+
+from opspec import _opspec
+from opspec._runtime import register_targets as _register_targets
+
+__all__ = [
+    "ops",
+    "has_cuda",
+    "set_cpu_threads",
+    "set_parallel_threshold",
+    "parallel_threshold",
+    "target_name",
+]
+
+registered_platforms = _register_targets()
+
+from opspec import ops  # noqa: E402  (ops need the targets registered first)
+
+has_cuda = _opspec.has_cuda()
+target_name = _opspec.target_name
+
+
+def set_cpu_threads(n: int) -> None:
+    """Caps the OpenMP threads a CPU kernel may use (0 restores OpenMP's default)."""
+    _opspec.set_cpu_threads(int(n))
+
+
+def set_parallel_threshold(trips: int) -> None:
+    """Sets the loop trip count at which portable CPU kernels go parallel."""
+    _opspec.set_parallel_threshold(int(trips))
+
+
+def parallel_threshold() -> int:
+    """The loop trip count at which portable CPU kernels go parallel."""
+    return _opspec.parallel_threshold()

@@ -1,0 +1,200 @@
+"""Trace-time half of every generated op: argument checks, shapes, the FFI call.
+
+The generated ``opspec.ops`` module describes each op with ``Op``/``Array``/``Attr``
+records and calls ``call``. Everything here runs while JAX traces; the compiled
+computation calls the native handler directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from opspec import _opspec
+
+Dim = Union[int, str, "ellipsis", Callable[[dict], int]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Array:
+    name: str
+    dtype: str  # a dtype name or a type variable
+    shape: tuple  # of Dim
+
+
+@dataclasses.dataclass(frozen=True)
+class Attr:
+    name: str
+    type: str  # bool, int32, int64, float32, float64
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    name: str
+    inputs: tuple
+    outputs: tuple
+    types: dict
+    attrs: tuple
+    vmap_method: str | None
+    aliases: dict  # input index -> output index
+
+
+class OpError(TypeError):
+    """A call that does not match the op's spec."""
+
+
+def _fail(op: Op, what: str, message: str) -> None:
+    raise OpError(f"opspec.ops.{op.name}: {what}: {message}")
+
+
+def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple]:
+    """Checks dtypes, ranks and symbols; returns (type bindings, symbols, ellipsis)."""
+    types: dict[str, np.dtype] = {}
+    bound_by: dict[str, str] = {}
+    symbols: dict[str, int] = {}
+    symbol_from: dict[str, str] = {}
+    ellipsis = None
+    for spec, x in zip(op.inputs, args):
+        what = f"input '{spec.name}'"
+        dtype = np.dtype(x.dtype)
+        if spec.dtype in op.types:
+            choices = op.types[spec.dtype]
+            if spec.dtype not in types:
+                if dtype.name not in choices:
+                    _fail(op, what, f"expected dtype {' or '.join(choices)} (type {spec.dtype}), got {dtype.name}")
+                types[spec.dtype] = dtype
+                bound_by[spec.dtype] = spec.name
+            elif dtype != types[spec.dtype]:
+                _fail(op, what, f"expected dtype {types[spec.dtype].name} (type {spec.dtype}, "
+                                f"as input '{bound_by[spec.dtype]}'), got {dtype.name}")
+        elif dtype.name != spec.dtype:
+            _fail(op, what, f"expected dtype {spec.dtype}, got {dtype.name}")
+
+        shape = tuple(x.shape)
+        has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
+        fixed = spec.shape[1:] if has_ellipsis else spec.shape
+        if (len(shape) < len(fixed)) if has_ellipsis else (len(shape) != len(fixed)):
+            want = f"at least {len(fixed)}" if has_ellipsis else f"{len(fixed)}"
+            _fail(op, what, f"expected rank {want} (shape [{', '.join(map(_dim_text, spec.shape))}]), got shape {shape}")
+        lead = len(shape) - len(fixed)
+        if has_ellipsis:
+            if ellipsis is None:
+                ellipsis = shape[:lead]
+            elif shape[:lead] != ellipsis:
+                _fail(op, what, f"leading dims ('...') {shape[:lead]} differ from {ellipsis} of an earlier input")
+        for d, dim in enumerate(fixed):
+            got = shape[lead + d]
+            if isinstance(dim, int):
+                if got != dim:
+                    _fail(op, what, f"dim {d} should be {dim}, got {got} (shape {shape})")
+            elif dim not in symbols:
+                symbols[dim] = got
+                symbol_from[dim] = spec.name
+            elif symbols[dim] != got:
+                _fail(op, what, f"dim {d} ({dim}) is {got}, but {dim} = {symbols[dim]} "
+                                f"from input '{symbol_from[dim]}' (shape {shape})")
+    return types, symbols, ellipsis
+
+
+def _dim_text(dim: Dim) -> str:
+    return "..." if dim is Ellipsis else str(dim) if not callable(dim) else "expr"
+
+
+_ATTR_TYPES = {
+    "bool": (np.bool_, (bool, np.bool_)),
+    "int32": (np.int32, (int, np.integer)),
+    "int64": (np.int64, (int, np.integer)),
+    "float32": (np.float32, (float, int, np.floating, np.integer)),
+    "float64": (np.float64, (float, int, np.floating, np.integer)),
+}
+
+
+def _convert_attrs(op: Op, attrs: dict) -> dict:
+    out = {}
+    for spec in op.attrs:
+        value = attrs[spec.name]
+        what = f"attribute '{spec.name}'"
+        if isinstance(value, jax.core.Tracer):
+            _fail(op, what, f"must be a static {spec.type} value, got a traced array "
+                            "(attributes are compiled into the call; pass arrays as inputs)")
+        cast, accepted = _ATTR_TYPES[spec.type]
+        if isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0:
+            value = value.item()
+        if not isinstance(value, accepted) or (spec.type != "bool" and isinstance(value, (bool, np.bool_))):
+            _fail(op, what, f"expected {spec.type}, got {type(value).__name__} {value!r}")
+        converted = cast(value)
+        if spec.type.startswith("int") and converted != value:
+            _fail(op, what, f"{value!r} does not fit in {spec.type}")
+        out[spec.name] = converted
+    return out
+
+
+def call(op: Op, args: tuple, attrs: dict) -> Any:
+    arrays = []
+    for spec, x in zip(op.inputs, args):
+        if not hasattr(x, "dtype") or not hasattr(x, "shape"):
+            x = jnp.asarray(x)
+            if x.dtype == jnp.float64 and not jax.config.jax_enable_x64:
+                x = x.astype(jnp.float32)
+        arrays.append(x)
+    types, symbols, ellipsis = _check_inputs(op, tuple(arrays))
+    static_attrs = _convert_attrs(op, attrs)
+
+    # Output shapes: expressions see shape symbols, integer attributes and input sizes.
+    scope = dict(symbols)
+    for spec in op.attrs:
+        if spec.type.startswith("int"):
+            scope[spec.name] = int(static_attrs[spec.name])
+    for spec, x in zip(op.inputs, arrays):
+        scope[f"{spec.name}_size"] = int(np.prod(x.shape, dtype=np.int64))
+    outs = []
+    for spec in op.outputs:
+        shape = []
+        for dim in spec.shape:
+            if dim is Ellipsis:
+                shape.extend(ellipsis)
+            elif callable(dim):
+                shape.append(int(dim(scope)))
+            else:
+                shape.append(dim if isinstance(dim, int) else scope[dim])
+        if any(d < 0 for d in shape):
+            _fail(op, f"output '{spec.name}'", f"shape {tuple(shape)} has a negative dim")
+        dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
+        outs.append(jax.ShapeDtypeStruct(tuple(shape), dtype))
+
+    fn = jax.ffi.ffi_call(
+        target_name(op.name),
+        outs,
+        vmap_method=op.vmap_method,
+        input_output_aliases=op.aliases or None,
+    )
+    results = fn(*arrays, **static_attrs)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def target_name(op_name: str) -> str:
+    return _opspec.target_name(op_name)
+
+
+def _has_gpu_backend() -> bool:
+    try:
+        return len(jax.devices("gpu")) > 0
+    except RuntimeError:
+        return False
+
+
+def register_targets() -> tuple:
+    """Registers every op's handlers with JAX; returns the platforms registered."""
+    platforms = ["cpu"]
+    register_cuda = _opspec.has_cuda() and _has_gpu_backend()
+    if register_cuda:
+        platforms.append("CUDA")
+    for name, cpu, cuda in _opspec.handlers():
+        jax.ffi.register_ffi_target(target_name(name), cpu, platform="cpu", api_version=1)
+        if register_cuda and cuda is not None:
+            jax.ffi.register_ffi_target(target_name(name), cuda, platform="CUDA", api_version=1)
+    return tuple(platforms)

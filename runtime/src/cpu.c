@@ -1,0 +1,34 @@
+#include "opspec/cpu.h"
+
+#include <stdatomic.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* 32k trips: below this, for the element-wise ops we ship, waking a team of threads
+ * costs more than the loop (measured in bench/bench_cpu.py). */
+#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD 32768
+
+static atomic_int opspec_thread_cap = 0;
+static atomic_llong opspec_threshold = OPSPEC_DEFAULT_PARALLEL_THRESHOLD;
+
+int opspec_cpu_threads(void) {
+  int cap = atomic_load_explicit(&opspec_thread_cap, memory_order_relaxed);
+#ifdef _OPENMP
+  int max = omp_get_max_threads();
+  return cap > 0 && cap < max ? cap : max;
+#else
+  return cap > 0 ? cap : 1;
+#endif
+}
+
+bool opspec_cpu_parallel(int64_t trips) {
+  return trips >= atomic_load_explicit(&opspec_threshold, memory_order_relaxed) && opspec_cpu_threads() > 1;
+}
+
+void opspec_set_cpu_threads(int n) { atomic_store(&opspec_thread_cap, n > 0 ? n : 0); }
+
+void opspec_set_parallel_threshold(int64_t n) { atomic_store(&opspec_threshold, (long long)(n > 1 ? n : 1)); }
+
+int64_t opspec_parallel_threshold(void) { return atomic_load(&opspec_threshold); }

@@ -1,0 +1,64 @@
+// Launch configuration, validation and errors for generated CUDA code; see opspec/cuda.h.
+#include "opspec/cuda.h"
+#include "opspec/ffi_cuda.h"
+
+void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
+                        const int64_t *threads, int64_t shared_mem) {
+  static const int64_t defaults[3][3] = {{256, 1, 1}, {16, 16, 1}, {8, 8, 4}};
+  l->kernel = kernel;
+  l->shared_mem = shared_mem;
+  for (int axis = 0; axis < 3; ++axis) {
+    l->grid[axis] = 1;
+    l->block[axis] = 1;
+  }
+  for (int d = 0; d < ndims; ++d) {
+    int axis = ndims - 1 - d;  // the last extent runs along x
+    int64_t block = threads ? threads[d] : defaults[ndims - 1][axis];
+    l->block[axis] = block;
+    l->grid[axis] = block > 0 ? (extents[d] + block - 1) / block : 0;
+    if (extents[d] <= 0) l->grid[axis] = 0;
+  }
+}
+
+void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid,
+                            const int64_t *block, int64_t shared_mem) {
+  l->kernel = kernel;
+  l->shared_mem = shared_mem;
+  for (int axis = 0; axis < 3; ++axis) {
+    l->grid[axis] = axis < ndims ? grid[axis] : 1;
+    l->block[axis] = axis < ndims ? block[axis] : 1;
+  }
+}
+
+int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel) {
+  static const int64_t max_grid[3] = {2147483647, 65535, 65535};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t threads = l[i].block[0] * l[i].block[1] * l[i].block[2];
+    bool bad = threads <= 0 || threads > 1024 || l[i].shared_mem < 0;
+    for (int axis = 0; axis < 3; ++axis) bad |= l[i].grid[axis] < 0 || l[i].grid[axis] > max_grid[axis];
+    if (bad) {
+      *failed_kernel = l[i].kernel;
+      return (int)cudaErrorInvalidConfiguration;
+    }
+  }
+  return 0;
+}
+
+int opspec_launch_any_empty(const opspec_launch *l, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (opspec_launch_empty(&l[i])) return 1;
+  return 0;
+}
+
+int opspec_launch_check(const opspec_launch *l, const char **failed_kernel) {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) *failed_kernel = l->kernel;
+  return (int)err;
+}
+
+int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return 0;
+  return (int)cudaMemsetAsync(ptr, 0, bytes, stream);
+}
+
+extern "C" const char *opspec_cuda_error_string(int code) { return cudaGetErrorString((cudaError_t)code); }
