@@ -3,14 +3,46 @@
 #include <stddef.h>
 
 #include "opspec/registry.h"
+#include "ops/abs_two_pass.h"
 #include "ops/add.h"
+#include "ops/block_sum.h"
 #include "ops/csr_matvec.h"
+#include "ops/exp_decay.h"
+#include "ops/exp_trace.h"
+#include "ops/hadamard.h"
+#include "ops/leaky_relu.h"
+#include "ops/lif.h"
+#include "ops/matvec.h"
+#include "ops/max.h"
+#include "ops/parallel_add.h"
+#include "ops/relu.h"
 #include "ops/running_stats.h"
+#include "ops/scale.h"
+#include "ops/sigmoid.h"
+#include "ops/spike_reset.h"
+#include "ops/split.h"
+#include "ops/sum.h"
 
 const opspec_op_entry opspec_op_table[] = {
+    {"abs_two_pass", opspec_abs_two_pass_cpu, OPSPEC_CUDA_HANDLER(opspec_abs_two_pass_cuda)},
     {"add", opspec_add_cpu, OPSPEC_CUDA_HANDLER(opspec_add_cuda)},
+    {"block_sum", opspec_block_sum_cpu, OPSPEC_CUDA_HANDLER(opspec_block_sum_cuda)},
     {"csr_matvec", opspec_csr_matvec_cpu, OPSPEC_CUDA_HANDLER(opspec_csr_matvec_cuda)},
+    {"exp_decay", opspec_exp_decay_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_decay_cuda)},
+    {"exp_trace", opspec_exp_trace_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_trace_cuda)},
+    {"hadamard", opspec_hadamard_cpu, OPSPEC_CUDA_HANDLER(opspec_hadamard_cuda)},
+    {"leaky_relu", opspec_leaky_relu_cpu, OPSPEC_CUDA_HANDLER(opspec_leaky_relu_cuda)},
+    {"lif", opspec_lif_cpu, OPSPEC_CUDA_HANDLER(opspec_lif_cuda)},
+    {"matvec", opspec_matvec_cpu, OPSPEC_CUDA_HANDLER(opspec_matvec_cuda)},
+    {"max", opspec_max_cpu, NULL},
+    {"parallel_add", opspec_parallel_add_cpu, NULL},
+    {"relu", opspec_relu_cpu, OPSPEC_CUDA_HANDLER(opspec_relu_cuda)},
     {"running_stats", opspec_running_stats_cpu, NULL},
+    {"scale", opspec_scale_cpu, OPSPEC_CUDA_HANDLER(opspec_scale_cuda)},
+    {"sigmoid", opspec_sigmoid_cpu, OPSPEC_CUDA_HANDLER(opspec_sigmoid_cuda)},
+    {"spike_reset", opspec_spike_reset_cpu, OPSPEC_CUDA_HANDLER(opspec_spike_reset_cuda)},
+    {"split", opspec_split_cpu, OPSPEC_CUDA_HANDLER(opspec_split_cuda)},
+    {"sum", opspec_sum_cpu, NULL},
 };
 
 const size_t opspec_op_count = sizeof opspec_op_table / sizeof opspec_op_table[0];

@@ -43,33 +43,35 @@ typedef struct og_names {
   size_t nowned, capowned;
 } og_names;
 
-static void og_names_add(og_names *ns, const char *name, og_loc loc, const char *what, og_diag *d) {
-  if (!name) return;
+/* Adds a name; reports and returns false if it is reserved or taken. */
+static bool og_names_add(og_names *ns, const char *name, og_loc loc, const char *what, og_diag *d) {
+  if (!name) return false;
   if (og_is_reserved(name)) {
     og_diag_error(d, loc, "%s name '%s' is reserved", what, name);
-    return;
+    return false;
   }
   for (size_t i = 0; i < ns->n; ++i) {
     if (strcmp(ns->items[i].name, name) != 0) continue;
     og_diag_error(d, loc, "%s '%s' has the same name as %s '%s'", what, name, ns->items[i].what, name);
     og_diag_note(d, ns->items[i].loc, "%s '%s' is defined here", ns->items[i].what, name);
-    return;
+    return false;
   }
   og_grow((void **)&ns->items, &ns->cap, ns->n + 1, sizeof *ns->items);
   ns->items[ns->n++] = (og_name){name, loc, what};
+  return true;
 }
 
 /* Every array also defines NAME_size and NAME_shape inside kernel bodies. */
 static void og_names_add_array(og_names *ns, const og_array *a, const char *what, og_diag *d) {
-  if (!a->name) return;
-  og_names_add(ns, a->name, a->loc, what, d);
+  /* A name already reported needs no second report for its derived names. */
+  if (!og_names_add(ns, a->name, a->loc, what, d)) return;
   static const char *const suffixes[] = {"_size", "_shape"};
   for (size_t s = 0; s < 2; ++s) {
     og_buf b = {0};
     og_buf_printf(&b, "%s%s", a->name, suffixes[s]);
     og_grow((void **)&ns->owned, &ns->capowned, ns->nowned + 1, sizeof *ns->owned);
     ns->owned[ns->nowned] = og_buf_take(&b);
-    og_names_add(ns, ns->owned[ns->nowned++], a->loc, "derived name of", d);
+    og_names_add(ns, ns->owned[ns->nowned++], a->loc, "derived name", d);
   }
 }
 

@@ -40,8 +40,9 @@ const og_ynode *og_keys_take(og_keys *k, const char *key) {
 }
 
 const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d) {
+  (void)d;
   const og_ynode *v = og_keys_take(k, key);
-  if (!v && k->map) og_diag_error(d, k->map->loc, "%s is missing required key '%s'", k->what, key);
+  if (!v && k->map && k->nmissing < OG_KEYS_MAX) k->missing[k->nmissing++] = key;
   return v;
 }
 
@@ -55,6 +56,8 @@ void og_keys_finish(og_keys *k, og_diag *d) {
                   k->map->keys[i]->text, k->what, og_buf_str(&allowed));
     og_buf_free(&allowed);
   }
+  for (int i = 0; i < k->nmissing; ++i)
+    og_diag_error(d, k->map->loc, "%s is missing required key '%s'", k->what, k->missing[i]);
 }
 
 bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d) {

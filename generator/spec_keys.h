@@ -18,15 +18,18 @@ typedef struct og_keys {
   bool used[64];
   const char *known[OG_KEYS_MAX];
   int nknown;
+  const char *missing[OG_KEYS_MAX]; /* required keys not found, reported by finish */
+  int nmissing;
 } og_keys;
 
 /* Starts a view; reports and returns false if `node` is not a mapping. */
 bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *d);
 /* The value of `key`, or NULL. */
 const og_ynode *og_keys_take(og_keys *k, const char *key);
-/* Like og_keys_take but reports a missing key at the mapping. */
+/* Like og_keys_take but a missing key is an error (reported by og_keys_finish, after
+ * unknown keys: a misspelt key is the cause, the missing one its effect). */
 const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d);
-/* Reports every key that was not taken. */
+/* Reports every key that was not taken, then every required key that was missing. */
 void og_keys_finish(og_keys *k, og_diag *d);
 
 /* Scalar helpers: report "<what> must be a <kind>" and return false on mismatch. */

@@ -15,16 +15,15 @@ extern "C" {
 /* Everything a kernel of add sees. The handler fills it from the call frame
  * after checking it; kernels read it through typed locals. */
 typedef struct opspec_add_args {
-  const void *x; /* input T[n] */
+  const void *x; /* input T[...] */
   int64_t x_size;
   int64_t x_shape[OPSPEC_MAX_RANK];
-  const void *y; /* input T[n] */
+  const void *y; /* input T[...] */
   int64_t y_size;
   int64_t y_shape[OPSPEC_MAX_RANK];
-  void *out; /* output T[n] */
+  void *out; /* output T[...] */
   int64_t out_size;
   int64_t out_shape[OPSPEC_MAX_RANK];
-  int64_t n;
 } opspec_add_args;
 
 /* One CPU kernel per type specialization, indexed by opspec_bound.variant. */

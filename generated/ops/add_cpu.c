@@ -19,14 +19,13 @@ static void opspec_add_cpu_float32(const opspec_add_args *opspec_args) {
   T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
+  const int64_t opspec_n0 = x_size;
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
     out[i] = x[i] + y[i];
-#line 30 "generated/ops/add_cpu.c"
+#line 29 "generated/ops/add_cpu.c"
   }
 }
 
@@ -42,14 +41,13 @@ static void opspec_add_cpu_float64(const opspec_add_args *opspec_args) {
   T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
+  const int64_t opspec_n0 = x_size;
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
     out[i] = x[i] + y[i];
-#line 53 "generated/ops/add_cpu.c"
+#line 51 "generated/ops/add_cpu.c"
   }
 }
 

@@ -20,13 +20,12 @@ __global__ void opspec_add_kernel_float32(const opspec_add_args opspec_args_valu
   T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= x_size) return;
   {
 #line 16 "specs/add.yaml"
     out[i] = x[i] + y[i];
-#line 30 "generated/ops/add_cuda.cu"
+#line 29 "generated/ops/add_cuda.cu"
   }
 }
 
@@ -43,26 +42,24 @@ __global__ void opspec_add_kernel_float64(const opspec_add_args opspec_args_valu
   T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= x_size) return;
   {
 #line 16 "specs/add.yaml"
     out[i] = x[i] + y[i];
-#line 53 "generated/ops/add_cuda.cu"
+#line 51 "generated/ops/add_cuda.cu"
   }
 }
 
 extern "C" int opspec_add_cuda_launch(const opspec_add_args *args, int32_t variant, void *stream,
                                    const size_t *output_bytes, const char **failed_kernel) {
   cudaStream_t opspec_stream = (cudaStream_t)stream;
-  const int64_t n OPSPEC_UNUSED = args->n;
   const int64_t x_size OPSPEC_UNUSED = args->x_size;
   const int64_t y_size OPSPEC_UNUSED = args->y_size;
   const int64_t out_size OPSPEC_UNUSED = args->out_size;
   opspec_launch config[1];
   {
-    const int64_t extents[3] = {n};
+    const int64_t extents[3] = {x_size};
     opspec_launch_auto(&config[0], "kernel", 1, extents, NULL, 0);
   }
   int code = opspec_launch_prepare(config, sizeof config / sizeof config[0], failed_kernel);

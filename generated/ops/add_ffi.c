@@ -10,9 +10,9 @@
 
 /* The call add expects; opspec_bind_inputs and opspec_check_outputs check
  * every buffer against it. */
-static const opspec_dim opspec_add_x_dims[] = {{OPSPEC_DIM_SYM, 0}};
-static const opspec_dim opspec_add_y_dims[] = {{OPSPEC_DIM_SYM, 0}};
-static const opspec_dim opspec_add_out_dims[] = {{OPSPEC_DIM_EXPR, 0}};
+static const opspec_dim opspec_add_x_dims[] = {{OPSPEC_DIM_ELLIPSIS, 0}};
+static const opspec_dim opspec_add_y_dims[] = {{OPSPEC_DIM_ELLIPSIS, 0}};
+static const opspec_dim opspec_add_out_dims[] = {{OPSPEC_DIM_ELLIPSIS, 0}};
 static const opspec_array_desc opspec_add_inputs[] = {
     {"x", OPSPEC_TYPEVAR(0), 1, opspec_add_x_dims},
     {"y", OPSPEC_TYPEVAR(0), 1, opspec_add_y_dims},
@@ -24,7 +24,6 @@ static const int32_t opspec_add_T_choices[] = {11, 12};
 static const opspec_typevar_desc opspec_add_types[] = {
     {"T", 2, opspec_add_T_choices},
 };
-static const char *const opspec_add_symbols[] = {"n"};
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
@@ -32,12 +31,12 @@ static const opspec_op_desc opspec_add_desc = {
     .noutputs = 1,
     .nattrs = 0,
     .ntypes = 1,
-    .nsymbols = 1,
+    .nsymbols = 0,
     .inputs = opspec_add_inputs,
     .outputs = opspec_add_outputs,
     .attrs = NULL,
     .types = opspec_add_types,
-    .symbols = opspec_add_symbols,
+    .symbols = NULL,
 };
 
 /* Checks the call frame and fills `args`. */
@@ -45,11 +44,9 @@ static XLA_FFI_Error *opspec_add_decode(XLA_FFI_CallFrame *cf, opspec_add_args *
                                          opspec_bound *bound) {
   XLA_FFI_Error *err = opspec_bind_inputs(cf, &opspec_add_desc, bound);
   if (err) return err;
-  args->n = bound->symbols[0];
   args->x = opspec_arg(cf, 0, &args->x_size, args->x_shape);
   args->y = opspec_arg(cf, 1, &args->y_size, args->y_shape);
-  const int64_t extents[] = {args->n};
-  err = opspec_check_outputs(cf, &opspec_add_desc, bound, extents);
+  err = opspec_check_outputs(cf, &opspec_add_desc, bound, NULL);
   if (err) return err;
   args->out = opspec_ret(cf, 0, &args->out_size, args->out_shape);
   return NULL;

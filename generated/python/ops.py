@@ -13,20 +13,66 @@ from opspec._runtime import Op as _Op
 from opspec._runtime import call as _call
 
 __all__ = [
+    "abs_two_pass",
     "add",
+    "block_sum",
     "csr_matvec",
+    "exp_decay",
+    "exp_trace",
+    "hadamard",
+    "leaky_relu",
+    "lif",
+    "matvec",
+    "max",
+    "parallel_add",
+    "relu",
     "running_stats",
+    "scale",
+    "sigmoid",
+    "spike_reset",
+    "split",
+    "sum",
 ]
+
+
+_abs_two_pass = _Op(
+    name="abs_two_pass",
+    inputs=(
+        _Array("x", "T", ("n",)),
+    ),
+    outputs=(
+        _Array("out", "T", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def abs_two_pass(x):
+    """|x| as sqrt(x * x) in two passes through a scratch buffer: the tutorial's
+    numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
+    the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
+    """
+    return _call(
+        _abs_two_pass,
+        (x, ),
+        {},
+    )
 
 
 _add = _Op(
     name="add",
     inputs=(
-        _Array("x", "T", ("n",)),
-        _Array("y", "T", ("n",)),
+        _Array("x", "T", (...,)),
+        _Array("y", "T", (...,)),
     ),
     outputs=(
-        _Array("out", "T", (lambda s: s["n"],)),
+        _Array("out", "T", (...,)),
     ),
     types={
         "T": ("float32", "float64", ),
@@ -39,14 +85,43 @@ _add = _Op(
 
 
 def add(x, y):
-    """Element-wise sum: out[i] = x[i] + y[i].
+    """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
-    The portable kernel runs once per index; on CPU the loop goes parallel above the
+    The portable kernel runs once per element; on CPU the loop goes parallel above the
     parallel threshold, on GPU it is one thread per element.
     """
     return _call(
         _add,
         (x, y, ),
+        {},
+    )
+
+
+_block_sum = _Op(
+    name="block_sum",
+    inputs=(
+        _Array("x", "T", ("n",)),
+    ),
+    outputs=(
+        _Array("block_sums", "T", (lambda s: -(-(s["n"]) // (256)),)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def block_sum(x):
+    """Per-block sums: block_sums[b] = sum(x[b * 256 : (b + 1) * 256]), the tutorial's
+    shared-memory reduction (256 threads per block, a tree reduction in shared memory).
+    """
+    return _call(
+        _block_sum,
+        (x, ),
         {},
     )
 
@@ -83,6 +158,279 @@ def csr_matvec(data, indices, indptr, x):
     )
 
 
+_exp_decay = _Op(
+    name="exp_decay",
+    inputs=(
+        _Array("x", "T", ("n",)),
+        _Array("decay", "T", (1,)),
+    ),
+    outputs=(
+        _Array("out", "T", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def exp_decay(x, decay):
+    """Exponential decay, out[i] = x[i] * exp(-decay[0]).
+    """
+    return _call(
+        _exp_decay,
+        (x, decay, ),
+        {},
+    )
+
+
+_exp_trace = _Op(
+    name="exp_trace",
+    inputs=(
+        _Array("trace", "T", ("n",)),
+        _Array("spikes", "T", ("n",)),
+        _Array("tau_inv", "T", (1,)),
+    ),
+    outputs=(
+        _Array("out", "T", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={0: 0},
+)
+
+
+def exp_trace(trace, spikes, tau_inv):
+    """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
+    Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
+    """
+    return _call(
+        _exp_trace,
+        (trace, spikes, tau_inv, ),
+        {},
+    )
+
+
+_hadamard = _Op(
+    name="hadamard",
+    inputs=(
+        _Array("A", "T", ("m", "n")),
+        _Array("B", "T", ("m", "n")),
+    ),
+    outputs=(
+        _Array("C", "T", (lambda s: s["m"], lambda s: s["n"])),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def hadamard(A, B):
+    """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
+    i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
+    read neighbouring elements).
+    """
+    return _call(
+        _hadamard,
+        (A, B, ),
+        {},
+    )
+
+
+_leaky_relu = _Op(
+    name="leaky_relu",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (...,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+        _Attr("alpha", "float64"),
+    ),
+    vmap_method="broadcast_all",
+    aliases={},
+)
+
+
+def leaky_relu(x, *, alpha=0.01):
+    """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
+    """
+    return _call(
+        _leaky_relu,
+        (x, ),
+        {"alpha": alpha},
+    )
+
+
+_lif = _Op(
+    name="lif",
+    inputs=(
+        _Array("V", "T", ("n",)),
+        _Array("I_ext", "T", ("n",)),
+        _Array("tau_inv", "T", (1,)),
+        _Array("V_th", "T", (1,)),
+        _Array("V_rest", "T", (1,)),
+        _Array("dt", "T", (1,)),
+    ),
+    outputs=(
+        _Array("V_out", "T", (lambda s: s["n"],)),
+        _Array("spikes", "int32", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={0: 0},
+)
+
+
+def lif(V, I_ext, tau_inv, V_th, V_rest, dt):
+    """One Euler step of leaky integrate-and-fire dynamics for N neurons:
+    v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
+    (spikes = 1) and is reset to V_rest. V_out aliases V: under jit with V donated the
+    update happens in place.
+    """
+    return _call(
+        _lif,
+        (V, I_ext, tau_inv, V_th, V_rest, dt, ),
+        {},
+    )
+
+
+_matvec = _Op(
+    name="matvec",
+    inputs=(
+        _Array("A", "T", ("rows", "cols")),
+        _Array("x", "T", ("cols",)),
+    ),
+    outputs=(
+        _Array("out", "T", (lambda s: s["rows"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def matvec(A, x):
+    """Dense matrix times vector, out = A @ x. One launch index per row.
+    """
+    return _call(
+        _matvec,
+        (A, x, ),
+        {},
+    )
+
+
+_max = _Op(
+    name="max",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (1,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def max(x):
+    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max.
+    """
+    return _call(
+        _max,
+        (x, ),
+        {},
+    )
+
+
+_parallel_add = _Op(
+    name="parallel_add",
+    inputs=(
+        _Array("x", "T", (...,)),
+        _Array("y", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (...,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="broadcast_all",
+    aliases={},
+)
+
+
+def parallel_add(x, y):
+    """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
+    function body, free to use OpenMP directly (numba's parallel=True + prange). It
+    honours opspec.set_cpu_threads() through opspec_cpu_threads().
+    """
+    return _call(
+        _parallel_add,
+        (x, y, ),
+        {},
+    )
+
+
+_relu = _Op(
+    name="relu",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (...,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="broadcast_all",
+    aliases={},
+)
+
+
+def relu(x):
+    """Element-wise ReLU, out = max(x, 0).
+    """
+    return _call(
+        _relu,
+        (x, ),
+        {},
+    )
+
+
 _running_stats = _Op(
     name="running_stats",
     inputs=(
@@ -108,6 +456,153 @@ def running_stats(x):
     """
     return _call(
         _running_stats,
+        (x, ),
+        {},
+    )
+
+
+_scale = _Op(
+    name="scale",
+    inputs=(
+        _Array("x", "T", ("n",)),
+        _Array("s", "T", (1,)),
+    ),
+    outputs=(
+        _Array("out", "T", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def scale(x, s):
+    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op).
+    """
+    return _call(
+        _scale,
+        (x, s, ),
+        {},
+    )
+
+
+_sigmoid = _Op(
+    name="sigmoid",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (...,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="broadcast_all",
+    aliases={},
+)
+
+
+def sigmoid(x):
+    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x)).
+    """
+    return _call(
+        _sigmoid,
+        (x, ),
+        {},
+    )
+
+
+_spike_reset = _Op(
+    name="spike_reset",
+    inputs=(
+        _Array("V", "T", ("n",)),
+        _Array("V_th", "T", (1,)),
+        _Array("V_rest", "T", (1,)),
+    ),
+    outputs=(
+        _Array("spikes", "int32", (lambda s: s["n"],)),
+        _Array("V_out", "T", (lambda s: s["n"],)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def spike_reset(V, V_th, V_rest):
+    """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
+    spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
+    reset) on XLA's stream; on CPU as one portable loop.
+    """
+    return _call(
+        _spike_reset,
+        (V, V_th, V_rest, ),
+        {},
+    )
+
+
+_split = _Op(
+    name="split",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("pos", "T", (...,)),
+        _Array("neg", "T", (...,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="broadcast_all",
+    aliases={},
+)
+
+
+def split(x):
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0).
+    """
+    return _call(
+        _split,
+        (x, ),
+        {},
+    )
+
+
+_sum = _Op(
+    name="sum",
+    inputs=(
+        _Array("x", "T", (...,)),
+    ),
+    outputs=(
+        _Array("out", "T", (1,)),
+    ),
+    types={
+        "T": ("float32", "float64", ),
+    },
+    attrs=(
+    ),
+    vmap_method="sequential",
+    aliases={},
+)
+
+
+def sum(x):
+    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0.
+    """
+    return _call(
+        _sum,
         (x, ),
         {},
     )

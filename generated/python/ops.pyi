@@ -3,11 +3,24 @@
 import jax
 from jax.typing import ArrayLike
 
-def add(x: ArrayLike, y: ArrayLike) -> jax.Array:
-    """Element-wise sum: out[i] = x[i] + y[i].
+def abs_two_pass(x: ArrayLike) -> jax.Array:
+    """|x| as sqrt(x * x) in two passes through a scratch buffer: the tutorial's
+    numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
+    the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
+    """
+    ...
 
-    The portable kernel runs once per index; on CPU the loop goes parallel above the
+def add(x: ArrayLike, y: ArrayLike) -> jax.Array:
+    """Element-wise sum: out = x + y, for arrays of any (equal) shape.
+
+    The portable kernel runs once per element; on CPU the loop goes parallel above the
     parallel threshold, on GPU it is one thread per element.
+    """
+    ...
+
+def block_sum(x: ArrayLike) -> jax.Array:
+    """Per-block sums: block_sums[b] = sum(x[b * 256 : (b + 1) * 256]), the tutorial's
+    shared-memory reduction (256 threads per block, a tree reduction in shared memory).
     """
     ...
 
@@ -17,8 +30,88 @@ def csr_matvec(data: ArrayLike, indices: ArrayLike, indptr: ArrayLike, x: ArrayL
     """
     ...
 
+def exp_decay(x: ArrayLike, decay: ArrayLike) -> jax.Array:
+    """Exponential decay, out[i] = x[i] * exp(-decay[0]).
+    """
+    ...
+
+def exp_trace(trace: ArrayLike, spikes: ArrayLike, tau_inv: ArrayLike) -> jax.Array:
+    """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
+    Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
+    """
+    ...
+
+def hadamard(A: ArrayLike, B: ArrayLike) -> jax.Array:
+    """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
+    i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
+    read neighbouring elements).
+    """
+    ...
+
+def leaky_relu(x: ArrayLike, *, alpha: float = 0.01) -> jax.Array:
+    """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
+    """
+    ...
+
+def lif(V: ArrayLike, I_ext: ArrayLike, tau_inv: ArrayLike, V_th: ArrayLike, V_rest: ArrayLike, dt: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    """One Euler step of leaky integrate-and-fire dynamics for N neurons:
+    v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
+    (spikes = 1) and is reset to V_rest. V_out aliases V: under jit with V donated the
+    update happens in place.
+    """
+    ...
+
+def matvec(A: ArrayLike, x: ArrayLike) -> jax.Array:
+    """Dense matrix times vector, out = A @ x. One launch index per row.
+    """
+    ...
+
+def max(x: ArrayLike) -> jax.Array:
+    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max.
+    """
+    ...
+
+def parallel_add(x: ArrayLike, y: ArrayLike) -> jax.Array:
+    """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
+    function body, free to use OpenMP directly (numba's parallel=True + prange). It
+    honours opspec.set_cpu_threads() through opspec_cpu_threads().
+    """
+    ...
+
+def relu(x: ArrayLike) -> jax.Array:
+    """Element-wise ReLU, out = max(x, 0).
+    """
+    ...
+
 def running_stats(x: ArrayLike) -> tuple[jax.Array, jax.Array]:
     """Mean and (population) standard deviation of x in two passes, as two outputs of shape
     [1]. An empty x gives NaN for both.
+    """
+    ...
+
+def scale(x: ArrayLike, s: ArrayLike) -> jax.Array:
+    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op).
+    """
+    ...
+
+def sigmoid(x: ArrayLike) -> jax.Array:
+    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x)).
+    """
+    ...
+
+def spike_reset(V: ArrayLike, V_th: ArrayLike, V_rest: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
+    spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
+    reset) on XLA's stream; on CPU as one portable loop.
+    """
+    ...
+
+def split(x: ArrayLike) -> tuple[jax.Array, jax.Array]:
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0).
+    """
+    ...
+
+def sum(x: ArrayLike) -> jax.Array:
+    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0.
     """
     ...

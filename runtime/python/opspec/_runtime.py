@@ -134,13 +134,9 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
 
 
 def call(op: Op, args: tuple, attrs: dict) -> Any:
-    arrays = []
-    for spec, x in zip(op.inputs, args):
-        if not hasattr(x, "dtype") or not hasattr(x, "shape"):
-            x = jnp.asarray(x)
-            if x.dtype == jnp.float64 and not jax.config.jax_enable_x64:
-                x = x.astype(jnp.float32)
-        arrays.append(x)
+    # NumPy arrays and Python scalars become JAX arrays first, so the dtype checked is the
+    # one the handler will see (float64 turns float32 unless jax_enable_x64 is set).
+    arrays = [x if isinstance(x, (jax.Array, jax.core.Tracer)) else jnp.asarray(x) for x in args]
     types, symbols, ellipsis = _check_inputs(op, tuple(arrays))
     static_attrs = _convert_attrs(op, attrs)
 

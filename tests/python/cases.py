@@ -1,0 +1,85 @@
+"""Every shipped op with random inputs and an independent NumPy reference.
+
+Each case: make(rng, dtype, n) -> (args, attrs) and ref(*args, **attrs) -> outputs,
+computed in float64 NumPy and cast back, so the reference never shares the kernel's
+arithmetic.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _u(rng, dtype, *shape, lo=-3.0, hi=3.0):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def _one(value, dtype):
+    return np.array([value], dtype=dtype)
+
+
+def _csr(rng, dtype, rows, cols, density=0.1):
+    dense = (rng.random((rows, cols)) < density) * rng.uniform(0.01, 0.5, (rows, cols))
+    m = sp.csr_matrix(dense.astype(dtype))
+    return m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32), dense
+
+
+def _lif_ref(V, I_ext, tau_inv, V_th, V_rest, dt):
+    v = V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext)
+    spikes = (v >= V_th[0]).astype(np.int32)
+    return np.where(spikes, V_rest[0], v), spikes
+
+
+CASES = {
+    "add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
+    "parallel_add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
+    "relu": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: np.maximum(x, 0)),
+    "sigmoid": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: 1 / (1 + np.exp(-x))),
+    "leaky_relu": (
+        lambda r, t, n: ((_u(r, t, n),), {"alpha": float(r.uniform(0.01, 0.5))}),
+        lambda x, alpha=0.01: np.where(x > 0, x, alpha * x),
+    ),
+    "scale": (lambda r, t, n: ((_u(r, t, n), _one(r.uniform(-2, 2), t)), {}), lambda x, s: x * s[0]),
+    "split": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: (np.maximum(x, 0), np.minimum(x, 0))),
+    "hadamard": (lambda r, t, n: ((_u(r, t, n, 7), _u(r, t, n, 7)), {}), lambda a, b: a * b),
+    "matvec": (lambda r, t, n: ((_u(r, t, n, 33), _u(r, t, 33)), {}), lambda a, x: a @ x),
+    "sum": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: np.array([x.sum()])),
+    "max": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: np.array([x.max()])),
+    "running_stats": (
+        lambda r, t, n: ((_u(r, t, n, lo=0, hi=10),), {}),
+        lambda x: (np.array([x.mean()]), np.array([x.std()])),
+    ),
+    "exp_trace": (
+        lambda r, t, n: ((_u(r, t, n, lo=0, hi=1), (r.random(n) < 0.1).astype(t), _one(1 / 20, t)), {}),
+        lambda trace, spikes, tau_inv: trace * np.exp(-tau_inv[0]) + spikes,
+    ),
+    "exp_decay": (lambda r, t, n: ((_u(r, t, n), _one(r.uniform(0, 1), t)), {}), lambda x, d: x * np.exp(-d[0])),
+    "lif": (
+        lambda r, t, n: (
+            (_u(r, t, n, lo=-75, hi=-50), _u(r, t, n, lo=0, hi=5), _one(1 / 20, t), _one(-55, t), _one(-70, t),
+             _one(0.1, t)),
+            {},
+        ),
+        _lif_ref,
+    ),
+    "spike_reset": (
+        lambda r, t, n: ((_u(r, t, n, lo=-75, hi=-50), _one(-55, t), _one(-70, t)), {}),
+        lambda V, V_th, V_rest: ((V >= V_th[0]).astype(np.int32), np.where(V >= V_th[0], V_rest[0], V)),
+    ),
+    "block_sum": (
+        lambda r, t, n: ((_u(r, t, n),), {}),
+        lambda x: np.add.reduceat(x, np.arange(0, x.size, 256)) if x.size else np.zeros(0),
+    ),
+    "abs_two_pass": (lambda r, t, n: ((_u(r, t, n),), {}), np.abs),
+    "csr_matvec": (
+        lambda r, t, n: (lambda d, i, p, dense: ((d, i, p, _u(r, t, 40)), {}))(*_csr(r, t, n, 40)),
+        lambda data, indices, indptr, x: sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, x.size)) @ x,
+    ),
+}
+
+
+def reference(name, args, attrs, dtype):
+    """The reference outputs as a tuple, computed in float64 and cast like the op's outputs."""
+    up = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in args]
+    out = CASES[name][1](*up, **attrs)
+    out = out if isinstance(out, tuple) else (out,)
+    return tuple(o if np.asarray(o).dtype.kind in "iub" else np.asarray(o).astype(dtype) for o in out)

@@ -1,0 +1,45 @@
+"""Shared setup for the end-to-end tests: real JAX, the built extension, fresh data."""
+
+import os
+
+import jax
+
+# float64 specializations are part of every op: test them.
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU visible to JAX")
+    config.addinivalue_line("markers", "slow: builds the project again")
+
+
+def has_gpu() -> bool:
+    try:
+        return len(jax.devices("gpu")) > 0
+    except RuntimeError:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_gpu():
+        return
+    skip = pytest.mark.skip(reason="no CUDA GPU visible to JAX")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def rng(request):
+    # Fresh data every run; the seed is printed on failure so a run can be replayed.
+    seed = int.from_bytes(os.urandom(4), "little")
+    request.node.user_properties.append(("seed", seed))
+    print(f"random seed {seed}")
+    return np.random.default_rng(seed)
+
+
+def tol(dtype):
+    return dict(rtol=2e-5, atol=2e-5) if np.dtype(dtype) == np.float32 else dict(rtol=1e-12, atol=1e-12)

@@ -1,0 +1,140 @@
+"""Every shipped op against its NumPy reference: eager, jitted, both dtypes, sizes on
+both sides of the CPU parallel threshold, chained with jnp, and under vmap."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import opspec
+from cases import CASES, reference
+from conftest import tol
+
+OPS = sorted(CASES)
+DTYPES = [np.float32, np.float64]
+
+
+def run(name, args, attrs, jit):
+    fn = getattr(opspec.ops, name)
+    call = (lambda *a: fn(*a, **attrs))
+    out = jax.jit(call)(*args) if jit else call(*args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def check(name, args, attrs, dtype, out):
+    want = reference(name, args, attrs, dtype)
+    assert len(out) == len(want)
+    for got, exp in zip(out, want):
+        got = np.asarray(got)
+        assert got.shape == np.shape(exp)
+        if got.dtype.kind in "iub":
+            np.testing.assert_array_equal(got, exp)
+        else:
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, exp, **tol(dtype))
+
+
+def test_every_spec_has_a_case():
+    assert set(opspec.ops.__all__) == set(CASES)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", OPS)
+def test_op_matches_numpy(name, dtype, jit, rng):
+    n = int(rng.integers(1, 3000))
+    args, attrs = CASES[name][0](rng, dtype, n)
+    check(name, args, attrs, dtype, run(name, args, attrs, jit))
+
+
+@pytest.mark.parametrize("name", ["add", "relu", "sigmoid", "split", "exp_decay", "lif", "csr_matvec", "sum"])
+def test_large_inputs_take_the_parallel_path(name, rng):
+    n = max(2 * opspec.parallel_threshold(), 70_000)
+    args, attrs = CASES[name][0](rng, np.float32, n)
+    check(name, args, attrs, np.float32, run(name, args, attrs, True))
+
+
+def test_thread_cap_and_threshold_keep_results(rng):
+    x, y = rng.random(100_000), rng.random(100_000)
+    before = opspec.parallel_threshold()
+    try:
+        for threads, threshold in [(1, 1), (2, 1), (0, 10**9)]:
+            opspec.set_cpu_threads(threads)
+            opspec.set_parallel_threshold(threshold)
+            np.testing.assert_allclose(opspec.ops.add(x, y), x + y)
+            np.testing.assert_allclose(opspec.ops.parallel_add(x, y), x + y)
+    finally:
+        opspec.set_cpu_threads(0)
+        opspec.set_parallel_threshold(before)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_chained_with_jnp_under_jit(dtype, rng):
+    a, b = _pair = rng.random(128).astype(dtype), rng.random(128).astype(dtype)
+
+    @jax.jit
+    def pipeline(a, b):
+        t = opspec.ops.add(a, b)
+        t = jnp.sin(t) * jnp.sqrt(jnp.abs(t) + 1.0)
+        return opspec.ops.relu(t - 0.5)
+
+    t = np.sin(a.astype(np.float64) + b) * np.sqrt(np.abs(a.astype(np.float64) + b) + 1.0)
+    np.testing.assert_allclose(pipeline(a, b), np.maximum(t - 0.5, 0), **tol(dtype))
+    np.testing.assert_allclose(pipeline(2 * a, 0.5 * b), np.asarray(pipeline(2 * a, 0.5 * b)))
+
+
+def test_any_shape_for_elementwise_ops(rng):
+    x = rng.normal(size=(3, 4, 5))
+    np.testing.assert_allclose(opspec.ops.relu(x), np.maximum(x, 0))
+    pos, neg = opspec.ops.split(x)
+    np.testing.assert_allclose(pos + neg, x)
+    assert pos.shape == (3, 4, 5)
+
+
+def test_attr_default_and_explicit(rng):
+    x = rng.normal(size=300)
+    np.testing.assert_allclose(opspec.ops.leaky_relu(x), np.where(x > 0, x, 0.01 * x))
+    np.testing.assert_allclose(opspec.ops.leaky_relu(x, alpha=0.25), np.where(x > 0, x, 0.25 * x))
+    np.testing.assert_allclose(opspec.ops.leaky_relu(x, alpha=np.float32(0.5)), np.where(x > 0, x, 0.5 * x))
+    f = jax.jit(opspec.ops.leaky_relu, static_argnames="alpha")
+    np.testing.assert_allclose(f(x, alpha=0.1), np.where(x > 0, x, 0.1 * x))
+
+
+@pytest.mark.parametrize("name", ["add", "relu", "leaky_relu", "split", "sigmoid"])
+def test_vmap_broadcast_all(name, rng):
+    args, attrs = CASES[name][0](rng, np.float64, 50)
+    batched = tuple(np.stack([a, 2 * a]) for a in args)
+    out = jax.vmap(lambda *a: getattr(opspec.ops, name)(*a, **attrs))(*batched)
+    out = out if isinstance(out, tuple) else (out,)
+    for k in range(2):
+        want = reference(name, tuple(b[k] for b in batched), attrs, np.float64)
+        for got, exp in zip(out, want):
+            np.testing.assert_allclose(np.asarray(got)[k], exp, rtol=1e-12)
+
+
+def test_vmap_sequential_with_unbatched_args(rng):
+    A = rng.normal(size=(4, 6, 5))
+    x = rng.normal(size=5)
+    out = jax.vmap(opspec.ops.matvec, in_axes=(0, None))(A, x)
+    np.testing.assert_allclose(out, A @ x, rtol=1e-12)
+    s = rng.normal(size=(3, 1))
+    xs = rng.normal(size=(3, 10))
+    np.testing.assert_allclose(jax.vmap(opspec.ops.scale)(xs, s), xs * s, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["add", "relu", "sigmoid", "split", "scale", "exp_decay", "matvec", "csr_matvec",
+                                  "abs_two_pass", "block_sum", "lif", "spike_reset", "sum", "running_stats"])
+def test_zero_size_inputs(name, rng):
+    args, attrs = CASES[name][0](rng, np.float64, 0)
+    out = run(name, args, attrs, True)
+    if name == "running_stats":
+        assert all(np.isnan(np.asarray(o)).all() and o.shape == (1,) for o in out)
+        return
+    check(name, args, attrs, np.float64, out)
+
+
+def test_hadamard_2d_launch_seed_numbers():
+    # The GPU tutorial's 64 x 64 example.
+    A = jnp.arange(64 * 64, dtype=jnp.float32).reshape(64, 64)
+    B = jnp.ones((64, 64), dtype=jnp.float32) * 2.0
+    np.testing.assert_array_equal(opspec.ops.hadamard(A, B), np.asarray(A) * 2)

@@ -1,0 +1,37 @@
+"""Which handlers the extension exposes and which platforms import registers."""
+
+import pathlib
+
+import jax
+
+import opspec
+from opspec import _opspec
+from conftest import has_gpu
+
+SPECS = pathlib.Path(__file__).resolve().parents[2] / "specs"
+
+
+def has_cuda_body(spec: pathlib.Path) -> bool:
+    text = spec.read_text()
+    return any(line.startswith(("kernel:", "cuda:")) for line in text.splitlines())
+
+
+def test_every_spec_is_registered_for_cpu():
+    names = {name for name, cpu, _ in _opspec.handlers() if cpu is not None}
+    assert names == {p.stem for p in SPECS.glob("*.yaml")}
+    assert "cpu" in opspec.registered_platforms
+
+
+def test_cuda_handlers_exactly_for_ops_with_cuda_bodies():
+    cuda = {name: handler is not None for name, _, handler in _opspec.handlers()}
+    for spec in SPECS.glob("*.yaml"):
+        assert cuda[spec.stem] == (opspec.has_cuda and has_cuda_body(spec)), spec.stem
+
+
+def test_cuda_registered_only_with_a_gpu_backend():
+    assert ("CUDA" in opspec.registered_platforms) == (opspec.has_cuda and has_gpu())
+
+
+def test_targets_are_prefixed():
+    assert opspec.target_name("add") == "opspec_add"
+    assert jax.ffi.ffi_call  # the public API the stubs use
