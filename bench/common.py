@@ -1,0 +1,56 @@
+"""Timing and reporting shared by the benchmarks: medians of repeated batches, a text
+table, and a bar plot of the ratios (saved next to the table)."""
+
+import time
+
+import jax
+import numpy as np
+
+
+def median_ms(fn, *args, batch=20, batches=7):
+    """Median time per call in ms over `batches` batches after one warm-up batch."""
+    times = []
+    for b in range(batches + 1):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            out = fn(*args)
+        jax.block_until_ready(out)
+        if b:
+            times.append((time.perf_counter() - t0) / batch * 1e3)
+    return float(np.median(times))
+
+
+def print_table(title, rows, peers):
+    """rows: (case, {peer: ms}); the first peer is opspec, ratios are peer / opspec."""
+    print(f"\n{title}")
+    head = f"{'case':<34}" + "".join(f"{p + ' ms':>16}" for p in peers) + "".join(f"{p + '/opspec':>18}" for p in peers[1:])
+    print(head)
+    print("-" * len(head))
+    for case, t in rows:
+        line = f"{case:<34}" + "".join(f"{t[p]:>16.4f}" if p in t else f"{'-':>16}" for p in peers)
+        line += "".join(f"{t[p] / t[peers[0]]:>18.2f}" if p in t else f"{'-':>18}" for p in peers[1:])
+        print(line)
+
+
+def save_plot(path, title, rows, peers):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"(matplotlib not installed: no plot at {path})")
+        return
+    cases = [c for c, _ in rows]
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(cases)), 4))
+    width = 0.8 / len(peers)
+    for k, p in enumerate(peers):
+        ax.bar(np.arange(len(cases)) + k * width, [t.get(p, np.nan) for _, t in rows], width, label=p)
+    ax.set_xticks(np.arange(len(cases)) + 0.4 - width / 2, cases, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("ms per call (median)")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
