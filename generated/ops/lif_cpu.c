@@ -10,7 +10,7 @@
 /* lif on CPU, T = float32. */
 static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
   typedef float T OPSPEC_UNUSED;
-  const T *V OPSPEC_UNUSED = (const T *)opspec_args->V;
+  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
   const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
   const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
   const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
@@ -28,7 +28,7 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
   const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
   const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
   const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
+  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
   const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
   const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
   int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
@@ -39,7 +39,7 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
-#line 22 "specs/lif.yaml"
+#line 20 "specs/lif.yaml"
     const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
     const bool fired = v >= V_th[0];
     spikes[i] = fired;
@@ -51,7 +51,7 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
 /* lif on CPU, T = float64. */
 static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
   typedef double T OPSPEC_UNUSED;
-  const T *V OPSPEC_UNUSED = (const T *)opspec_args->V;
+  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
   const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
   const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
   const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
@@ -69,7 +69,7 @@ static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
   const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
   const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
   const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
+  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
   const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
   const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
   int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
@@ -80,7 +80,7 @@ static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
-#line 22 "specs/lif.yaml"
+#line 20 "specs/lif.yaml"
     const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
     const bool fired = v >= V_th[0];
     spikes[i] = fired;

@@ -298,15 +298,14 @@ _lif = _Op(
     attrs=(
     ),
     vmap_method="sequential",
-    aliases={0: 0},
+    aliases={},
 )
 
 
 def lif(V, I_ext, tau_inv, V_th, V_rest, dt):
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
-    (spikes = 1) and is reset to V_rest. V_out aliases V: under jit with V donated the
-    update happens in place.
+    (spikes = 1) and is reset to V_rest.
     """
     return _call(
         _lif,

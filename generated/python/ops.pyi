@@ -56,8 +56,7 @@ def leaky_relu(x: ArrayLike, *, alpha: float = 0.01) -> jax.Array:
 def lif(V: ArrayLike, I_ext: ArrayLike, tau_inv: ArrayLike, V_th: ArrayLike, V_rest: ArrayLike, dt: ArrayLike) -> tuple[jax.Array, jax.Array]:
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
-    (spikes = 1) and is reset to V_rest. V_out aliases V: under jit with V donated the
-    update happens in place.
+    (spikes = 1) and is reset to V_rest.
     """
     ...
 

@@ -97,11 +97,11 @@ static void og_test_good_spec_model(void) {
   OG_CHECK(og_op_nvariants(op) == 2);
   og_op_free(op);
 
-  op = og_spec_load("specs/lif.yaml", &d);
+  op = og_spec_load("specs/exp_trace.yaml", &d);
   OG_CHECK(op != NULL);
   if (op) {
     OG_CHECK(op->outputs[0].alias_of == 0 && op->inputs[0].aliased);
-    OG_CHECK(op->outputs[1].alias_of == -1);
+    OG_CHECK(!op->inputs[1].aliased);
   }
   og_op_free(op);
   OG_CHECK(d.errors == 0);
