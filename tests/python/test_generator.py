@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GEN = os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen"))
+GEN = os.path.abspath(os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen")))
 SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.yaml"))
 
 pytestmark = pytest.mark.skipif(not os.path.exists(GEN), reason="opspec-gen not built (OPSPEC_REGENERATE=OFF)")
@@ -85,11 +85,12 @@ NEW_SPEC = textwrap.dedent("""\
     outputs:
       - {name: out, dtype: T, shape: [...]}
     attrs:
-      - {name: a, type: float64, default: 2.0}
+      - {name: a, type: float64}
+      - {name: bias, type: float32, default: 0.5}
     vmap: broadcast_all
     launch: [x_size]
     kernel: |
-      out[i] = (T)(a * x[i]) + y[i];
+      out[i] = (T)(a * x[i]) + y[i] + bias;
     """)
 
 
@@ -112,11 +113,43 @@ def test_adding_a_spec_is_all_it_takes(tmp_path):
         x, y = np.random.rand(100), np.random.rand(100)
         jax.config.update("jax_enable_x64", True)
         out = jax.jit(opspec.ops.axpy, static_argnames="a")(x, y, a=3.0)
-        np.testing.assert_allclose(out, 3.0 * x + y, rtol=1e-12)
-        np.testing.assert_allclose(opspec.ops.axpy(x, y), 2.0 * x + y, rtol=1e-12)
+        np.testing.assert_allclose(out, 3.0 * x + y + 0.5, rtol=1e-12)
+        np.testing.assert_allclose(opspec.ops.axpy(x, y, a=2.0, bias=-1.0), 2.0 * x + y - 1.0, rtol=1e-12)
+        try:
+            opspec.ops.axpy(x, y)
+        except TypeError as e:
+            assert "axpy() missing 1 required keyword-only argument: 'a'" in str(e), e
+        else:
+            raise AssertionError("missing attribute accepted")
         print("axpy ok", opspec.ops.axpy.__doc__.strip())
         """)
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
     r = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "axpy ok out = a * x + y" in r.stdout
+
+
+def test_compiler_errors_in_a_body_point_into_the_yaml(tmp_path):
+    """#line directives: a mistake in a kernel body is reported at its line in the spec."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "broken.yaml").write_text(textwrap.dedent("""\
+        op: broken
+        inputs:
+          - {name: x, dtype: float32, shape: [n]}
+        outputs:
+          - {name: out, dtype: float32, shape: [n]}
+        launch: [n]
+        kernel: |
+          const float v = x[i];
+          out[i] = v + undefined_name;
+        """))
+    r = gen("--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/broken.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    import jax
+
+    cc = subprocess.run(["cc", "-std=c11", "-fsyntax-only", "-I", str(ROOT / "runtime" / "include"), "-I",
+                         str(tmp_path / "gen"), "-I", jax.ffi.include_dir(), str(tmp_path / "gen" / "ops" / "broken_cpu.c")],
+                        cwd=tmp_path, capture_output=True, text=True)
+    assert cc.returncode != 0
+    assert "specs/broken.yaml:9:" in cc.stderr and "undefined_name" in cc.stderr, cc.stderr
