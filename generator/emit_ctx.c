@@ -62,6 +62,10 @@ static og_value *og_ctx_body(const og_op *op, const og_body *body) {
   while (len && (body->text[len - 1] == '\n' || body->text[len - 1] == ' ')) --len;
   og_map_set(v, "text", og_value_str_take(og_xstrndup(body->text, len)));
   og_map_set_int(v, "line", body->line);
+  og_map_set_int(v, "indent", body->indent);
+  og_buf pad = {0};
+  for (int i = 0; i < body->indent; ++i) og_buf_putc(&pad, ' ');
+  og_map_set(v, "pad", og_value_str_take(og_buf_take(&pad)));
   og_map_set_str(v, "spec", op->src->path);
   return v;
 }

@@ -353,7 +353,7 @@ static void og_render(const og_erender *r, const og_expr *e) {
       og_buf_puts(r->out, "))");
       break;
     }
-    og_buf_printf(r->out, "%s%s(", r->py ? "" : "opspec_", e->name);
+    og_buf_printf(r->out, "%s%s(", r->py ? "_" : "opspec_", e->name);
     og_render(r, e->a);
     og_buf_puts(r->out, ", ");
     og_render(r, e->b);

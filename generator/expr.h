@@ -54,7 +54,9 @@ typedef void og_expr_spell_fn(og_buf *out, const char *name, void *ud);
 /* Renders as a C expression of type int64_t (min/max/cdiv become the runtime's
  * opspec_min / opspec_max / opspec_cdiv). Parenthesised only where needed. */
 void og_expr_render_c(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud);
-/* Renders as a Python expression ('/' becomes '//', cdiv(a, b) becomes -(-(a) // (b))). */
+/* Renders as a Python expression ('/' becomes '//', cdiv(a, b) becomes -(-(a) // (b)),
+ * min and max become _min and _max, which the stub module binds to the builtins so an op
+ * named max cannot shadow them). */
 void og_expr_render_py(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud);
 
 /* Evaluates with variables from `lookup` (returns false if unknown). Returns false on an

@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     }
     og_tmpl_env_free(env);
   } else if (!quiet) {
-    printf("opspec-gen: %zu specs OK\n", nops);
+    printf("opspec-gen: %zu spec%s OK\n", nops, nops == 1 ? "" : "s");
   }
   for (size_t i = 0; i < nops; ++i) og_op_free(ops[i]);
   free(ops);

@@ -18,6 +18,10 @@
 /* The most dims an array may have (the handler rejects more; the args struct holds
  * shapes in fixed arrays of this size so they travel by value into CUDA kernels). */
 #define OG_MAX_RANK 8
+/* The sizes of the runtime's binding tables (OPSPEC_MAX_* in runtime/include/opspec/ffi.h). */
+#define OG_MAX_TYPEVARS 4
+#define OG_MAX_SYMBOLS 32
+#define OG_MAX_ATTRS 32
 
 typedef enum og_dim_kind {
   OG_DIM_INT,      /* a fixed extent: value */
@@ -74,6 +78,7 @@ typedef struct og_body {
   og_loc loc;   /* the YAML scalar */
   int line;     /* first content line, for #line */
   char *text;   /* "" if absent */
+  int indent;   /* columns the YAML block indents it by (4 for one-line bodies) */
   bool present;
 } og_body;
 

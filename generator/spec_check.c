@@ -254,6 +254,7 @@ void og_spec_check(og_op *op, og_diag *d) {
   if (op->name && (strlen(op->name) != stem || strncmp(base, op->name, stem) != 0))
     og_diag_error(d, op->loc, "op '%s' must be defined in a file named '%s.yaml'", op->name, op->name);
   if (op->noutputs == 0) og_diag_error(d, op->loc, "op '%s' has no outputs", op->name);
+  if (op->name && og_is_reserved(op->name)) og_diag_error(d, op->loc, "op name '%s' is reserved", op->name);
 
   og_collect_symbols(op);
   og_names ns = {0};
@@ -265,6 +266,13 @@ void og_spec_check(og_op *op, og_diag *d) {
   for (size_t i = 0; i < op->nsymbols; ++i)
     og_names_add(&ns, op->symbols[i], og_symbol_loc(op, op->symbols[i]), "shape symbol", d);
   og_names_free(&ns);
+
+  /* The handler runtime binds into fixed tables (opspec/ffi.h). */
+  if (op->ntypes > OG_MAX_TYPEVARS)
+    og_diag_error(d, op->types[OG_MAX_TYPEVARS].loc, "at most %d type variables are supported", OG_MAX_TYPEVARS);
+  if (op->nsymbols > OG_MAX_SYMBOLS) og_diag_error(d, op->loc, "at most %d shape symbols are supported", OG_MAX_SYMBOLS);
+  if (op->nattrs > OG_MAX_ATTRS)
+    og_diag_error(d, op->attrs[OG_MAX_ATTRS].loc, "at most %d attributes are supported", OG_MAX_ATTRS);
 
   for (size_t t = 0; t < op->ntypes; ++t) {
     for (size_t i = 0; i < op->ninputs && op->types[t].bound_by < 0; ++i)

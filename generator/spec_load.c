@@ -255,6 +255,17 @@ static void og_load_body(og_body *b, const og_ynode *n, const char *what, og_dia
   b->line = n->content_line;
   b->text = og_xstrdup(n->text);
   b->present = true;
+  /* Generated code indents the body as the YAML block does, so with #line the
+   * compiler's columns are the spec's columns too. */
+  b->indent = 4;
+  if (n->style == OG_YS_LITERAL || n->style == OG_YS_FOLDED) {
+    const char *p = n->loc.src->text;
+    for (int line = 1; line < n->content_line && *p; ++p)
+      if (*p == '\n') ++line;
+    int spaces = 0;
+    while (p[spaces] == ' ') ++spaces;
+    if (p[spaces] != '\n' && p[spaces] != '\0') b->indent = spaces;
+  }
 }
 
 static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {

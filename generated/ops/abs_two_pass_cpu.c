@@ -22,8 +22,8 @@ static void opspec_abs_two_pass_cpu_float32(const opspec_abs_two_pass_args *opsp
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 15 "specs/abs_two_pass.yaml"
-    for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
-    for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
+  for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
+  for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
 #line 28 "generated/ops/abs_two_pass_cpu.c"
   }
 }
@@ -43,8 +43,8 @@ static void opspec_abs_two_pass_cpu_float64(const opspec_abs_two_pass_args *opsp
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 15 "specs/abs_two_pass.yaml"
-    for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
-    for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
+  for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
+  for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
 #line 49 "generated/ops/abs_two_pass_cpu.c"
   }
 }

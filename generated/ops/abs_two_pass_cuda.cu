@@ -8,7 +8,7 @@
 #include "ops/abs_two_pass.h"
 
 /* Kernel 'square' of abs_two_pass, T = float32. */
-__global__ void opspec_abs_two_pass_square_float32(const opspec_abs_two_pass_args opspec_args_value) {
+static __global__ void opspec_abs_two_pass_square_float32(const opspec_abs_two_pass_args opspec_args_value) {
   const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -23,14 +23,14 @@ __global__ void opspec_abs_two_pass_square_float32(const opspec_abs_two_pass_arg
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 21 "specs/abs_two_pass.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) temp[i] = x[i] * x[i];
+      const int64_t i = opspec_grid_x();
+      if (i < n) temp[i] = x[i] * x[i];
 #line 29 "generated/ops/abs_two_pass_cuda.cu"
   }
 }
 
 /* Kernel 'root' of abs_two_pass, T = float32. */
-__global__ void opspec_abs_two_pass_root_float32(const opspec_abs_two_pass_args opspec_args_value) {
+static __global__ void opspec_abs_two_pass_root_float32(const opspec_abs_two_pass_args opspec_args_value) {
   const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -45,14 +45,14 @@ __global__ void opspec_abs_two_pass_root_float32(const opspec_abs_two_pass_args 
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 26 "specs/abs_two_pass.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) out[i] = sqrt(temp[i]);
+      const int64_t i = opspec_grid_x();
+      if (i < n) out[i] = sqrt(temp[i]);
 #line 51 "generated/ops/abs_two_pass_cuda.cu"
   }
 }
 
 /* Kernel 'square' of abs_two_pass, T = float64. */
-__global__ void opspec_abs_two_pass_square_float64(const opspec_abs_two_pass_args opspec_args_value) {
+static __global__ void opspec_abs_two_pass_square_float64(const opspec_abs_two_pass_args opspec_args_value) {
   const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -67,14 +67,14 @@ __global__ void opspec_abs_two_pass_square_float64(const opspec_abs_two_pass_arg
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 21 "specs/abs_two_pass.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) temp[i] = x[i] * x[i];
+      const int64_t i = opspec_grid_x();
+      if (i < n) temp[i] = x[i] * x[i];
 #line 73 "generated/ops/abs_two_pass_cuda.cu"
   }
 }
 
 /* Kernel 'root' of abs_two_pass, T = float64. */
-__global__ void opspec_abs_two_pass_root_float64(const opspec_abs_two_pass_args opspec_args_value) {
+static __global__ void opspec_abs_two_pass_root_float64(const opspec_abs_two_pass_args opspec_args_value) {
   const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -89,8 +89,8 @@ __global__ void opspec_abs_two_pass_root_float64(const opspec_abs_two_pass_args 
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 26 "specs/abs_two_pass.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) out[i] = sqrt(temp[i]);
+      const int64_t i = opspec_grid_x();
+      if (i < n) out[i] = sqrt(temp[i]);
 #line 95 "generated/ops/abs_two_pass_cuda.cu"
   }
 }

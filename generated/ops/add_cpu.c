@@ -24,7 +24,7 @@ static void opspec_add_cpu_float32(const opspec_add_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
-    out[i] = x[i] + y[i];
+  out[i] = x[i] + y[i];
 #line 29 "generated/ops/add_cpu.c"
   }
 }
@@ -46,7 +46,7 @@ static void opspec_add_cpu_float64(const opspec_add_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
-    out[i] = x[i] + y[i];
+  out[i] = x[i] + y[i];
 #line 51 "generated/ops/add_cpu.c"
   }
 }

@@ -8,7 +8,7 @@
 #include "ops/add.h"
 
 /* add, one thread per launch index, T = float32. */
-__global__ void opspec_add_kernel_float32(const opspec_add_args opspec_args_value) {
+static __global__ void opspec_add_kernel_float32(const opspec_add_args opspec_args_value) {
   const opspec_add_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -24,13 +24,13 @@ __global__ void opspec_add_kernel_float32(const opspec_add_args opspec_args_valu
   if (i >= x_size) return;
   {
 #line 16 "specs/add.yaml"
-    out[i] = x[i] + y[i];
+  out[i] = x[i] + y[i];
 #line 29 "generated/ops/add_cuda.cu"
   }
 }
 
 /* add, one thread per launch index, T = float64. */
-__global__ void opspec_add_kernel_float64(const opspec_add_args opspec_args_value) {
+static __global__ void opspec_add_kernel_float64(const opspec_add_args opspec_args_value) {
   const opspec_add_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -46,7 +46,7 @@ __global__ void opspec_add_kernel_float64(const opspec_add_args opspec_args_valu
   if (i >= x_size) return;
   {
 #line 16 "specs/add.yaml"
-    out[i] = x[i] + y[i];
+  out[i] = x[i] + y[i];
 #line 51 "generated/ops/add_cuda.cu"
   }
 }

@@ -19,11 +19,11 @@ static void opspec_block_sum_cpu_float32(const opspec_block_sum_args *opspec_arg
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 12 "specs/block_sum.yaml"
-    for (int64_t b = 0; b < block_sums_size; ++b) {
-      T total = 0;
-      for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
-      block_sums[b] = total;
-    }
+  for (int64_t b = 0; b < block_sums_size; ++b) {
+    T total = 0;
+    for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
+    block_sums[b] = total;
+  }
 #line 28 "generated/ops/block_sum_cpu.c"
   }
 }
@@ -40,11 +40,11 @@ static void opspec_block_sum_cpu_float64(const opspec_block_sum_args *opspec_arg
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 12 "specs/block_sum.yaml"
-    for (int64_t b = 0; b < block_sums_size; ++b) {
-      T total = 0;
-      for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
-      block_sums[b] = total;
-    }
+  for (int64_t b = 0; b < block_sums_size; ++b) {
+    T total = 0;
+    for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
+    block_sums[b] = total;
+  }
 #line 49 "generated/ops/block_sum_cpu.c"
   }
 }

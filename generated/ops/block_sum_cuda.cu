@@ -8,7 +8,7 @@
 #include "ops/block_sum.h"
 
 /* Kernel 'reduce' of block_sum, T = float32. */
-__global__ void opspec_block_sum_reduce_float32(const opspec_block_sum_args opspec_args_value) {
+static __global__ void opspec_block_sum_reduce_float32(const opspec_block_sum_args opspec_args_value) {
   const opspec_block_sum_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -20,23 +20,23 @@ __global__ void opspec_block_sum_reduce_float32(const opspec_block_sum_args opsp
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 23 "specs/block_sum.yaml"
-    extern __shared__ unsigned char opspec_shared[];
-    T *shared = (T *)opspec_shared;
-    const int tx = threadIdx.x;
-    const int64_t pos = opspec_grid_x();
-    shared[tx] = pos < n ? x[pos] : (T)0;
-    __syncthreads();
-    for (int stride = 128; stride > 0; stride /= 2) {
-      if (tx < stride) shared[tx] += shared[tx + stride];
+      extern __shared__ unsigned char opspec_shared[];
+      T *shared = (T *)opspec_shared;
+      const int tx = threadIdx.x;
+      const int64_t pos = opspec_grid_x();
+      shared[tx] = pos < n ? x[pos] : (T)0;
       __syncthreads();
-    }
-    if (tx == 0) block_sums[blockIdx.x] = shared[0];
+      for (int stride = 128; stride > 0; stride /= 2) {
+        if (tx < stride) shared[tx] += shared[tx + stride];
+        __syncthreads();
+      }
+      if (tx == 0) block_sums[blockIdx.x] = shared[0];
 #line 35 "generated/ops/block_sum_cuda.cu"
   }
 }
 
 /* Kernel 'reduce' of block_sum, T = float64. */
-__global__ void opspec_block_sum_reduce_float64(const opspec_block_sum_args opspec_args_value) {
+static __global__ void opspec_block_sum_reduce_float64(const opspec_block_sum_args opspec_args_value) {
   const opspec_block_sum_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -48,17 +48,17 @@ __global__ void opspec_block_sum_reduce_float64(const opspec_block_sum_args opsp
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 23 "specs/block_sum.yaml"
-    extern __shared__ unsigned char opspec_shared[];
-    T *shared = (T *)opspec_shared;
-    const int tx = threadIdx.x;
-    const int64_t pos = opspec_grid_x();
-    shared[tx] = pos < n ? x[pos] : (T)0;
-    __syncthreads();
-    for (int stride = 128; stride > 0; stride /= 2) {
-      if (tx < stride) shared[tx] += shared[tx + stride];
+      extern __shared__ unsigned char opspec_shared[];
+      T *shared = (T *)opspec_shared;
+      const int tx = threadIdx.x;
+      const int64_t pos = opspec_grid_x();
+      shared[tx] = pos < n ? x[pos] : (T)0;
       __syncthreads();
-    }
-    if (tx == 0) block_sums[blockIdx.x] = shared[0];
+      for (int stride = 128; stride > 0; stride /= 2) {
+        if (tx < stride) shared[tx] += shared[tx + stride];
+        __syncthreads();
+      }
+      if (tx == 0) block_sums[blockIdx.x] = shared[0];
 #line 63 "generated/ops/block_sum_cuda.cu"
   }
 }

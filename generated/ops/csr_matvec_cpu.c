@@ -33,10 +33,10 @@ static void opspec_csr_matvec_cpu_float32(const opspec_csr_matvec_args *opspec_a
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/csr_matvec.yaml"
-    T acc = 0;
-    for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-      acc += data[p] * x[indices[p]];
-    y[i] = acc;
+  T acc = 0;
+  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
+    acc += data[p] * x[indices[p]];
+  y[i] = acc;
 #line 41 "generated/ops/csr_matvec_cpu.c"
   }
 }
@@ -67,10 +67,10 @@ static void opspec_csr_matvec_cpu_float64(const opspec_csr_matvec_args *opspec_a
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/csr_matvec.yaml"
-    T acc = 0;
-    for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-      acc += data[p] * x[indices[p]];
-    y[i] = acc;
+  T acc = 0;
+  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
+    acc += data[p] * x[indices[p]];
+  y[i] = acc;
 #line 75 "generated/ops/csr_matvec_cpu.c"
   }
 }

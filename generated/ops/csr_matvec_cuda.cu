@@ -8,7 +8,7 @@
 #include "ops/csr_matvec.h"
 
 /* csr_matvec, one thread per launch index, T = float32. */
-__global__ void opspec_csr_matvec_kernel_float32(const opspec_csr_matvec_args opspec_args_value) {
+static __global__ void opspec_csr_matvec_kernel_float32(const opspec_csr_matvec_args opspec_args_value) {
   const opspec_csr_matvec_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
@@ -33,16 +33,16 @@ __global__ void opspec_csr_matvec_kernel_float32(const opspec_csr_matvec_args op
   if (i >= rows_p1 - 1) return;
   {
 #line 16 "specs/csr_matvec.yaml"
-    T acc = 0;
-    for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-      acc += data[p] * x[indices[p]];
-    y[i] = acc;
+  T acc = 0;
+  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
+    acc += data[p] * x[indices[p]];
+  y[i] = acc;
 #line 41 "generated/ops/csr_matvec_cuda.cu"
   }
 }
 
 /* csr_matvec, one thread per launch index, T = float64. */
-__global__ void opspec_csr_matvec_kernel_float64(const opspec_csr_matvec_args opspec_args_value) {
+static __global__ void opspec_csr_matvec_kernel_float64(const opspec_csr_matvec_args opspec_args_value) {
   const opspec_csr_matvec_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
@@ -67,10 +67,10 @@ __global__ void opspec_csr_matvec_kernel_float64(const opspec_csr_matvec_args op
   if (i >= rows_p1 - 1) return;
   {
 #line 16 "specs/csr_matvec.yaml"
-    T acc = 0;
-    for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-      acc += data[p] * x[indices[p]];
-    y[i] = acc;
+  T acc = 0;
+  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
+    acc += data[p] * x[indices[p]];
+  y[i] = acc;
 #line 75 "generated/ops/csr_matvec_cuda.cu"
   }
 }

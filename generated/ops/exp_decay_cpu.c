@@ -25,7 +25,7 @@ static void opspec_exp_decay_cpu_float32(const opspec_exp_decay_args *opspec_arg
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/exp_decay.yaml"
-    out[i] = x[i] * (T)exp(-(double)decay[0]);
+  out[i] = x[i] * (T)exp(-(double)decay[0]);
 #line 30 "generated/ops/exp_decay_cpu.c"
   }
 }
@@ -48,7 +48,7 @@ static void opspec_exp_decay_cpu_float64(const opspec_exp_decay_args *opspec_arg
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/exp_decay.yaml"
-    out[i] = x[i] * (T)exp(-(double)decay[0]);
+  out[i] = x[i] * (T)exp(-(double)decay[0]);
 #line 53 "generated/ops/exp_decay_cpu.c"
   }
 }

@@ -8,7 +8,7 @@
 #include "ops/exp_decay.h"
 
 /* exp_decay, one thread per launch index, T = float32. */
-__global__ void opspec_exp_decay_kernel_float32(const opspec_exp_decay_args opspec_args_value) {
+static __global__ void opspec_exp_decay_kernel_float32(const opspec_exp_decay_args opspec_args_value) {
   const opspec_exp_decay_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -25,13 +25,13 @@ __global__ void opspec_exp_decay_kernel_float32(const opspec_exp_decay_args opsp
   if (i >= n) return;
   {
 #line 12 "specs/exp_decay.yaml"
-    out[i] = x[i] * (T)exp(-(double)decay[0]);
+  out[i] = x[i] * (T)exp(-(double)decay[0]);
 #line 30 "generated/ops/exp_decay_cuda.cu"
   }
 }
 
 /* exp_decay, one thread per launch index, T = float64. */
-__global__ void opspec_exp_decay_kernel_float64(const opspec_exp_decay_args opspec_args_value) {
+static __global__ void opspec_exp_decay_kernel_float64(const opspec_exp_decay_args opspec_args_value) {
   const opspec_exp_decay_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -48,7 +48,7 @@ __global__ void opspec_exp_decay_kernel_float64(const opspec_exp_decay_args opsp
   if (i >= n) return;
   {
 #line 12 "specs/exp_decay.yaml"
-    out[i] = x[i] * (T)exp(-(double)decay[0]);
+  out[i] = x[i] * (T)exp(-(double)decay[0]);
 #line 53 "generated/ops/exp_decay_cuda.cu"
   }
 }

@@ -28,8 +28,8 @@ static void opspec_exp_trace_cpu_float32(const opspec_exp_trace_args *opspec_arg
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/exp_trace.yaml"
-    const T decay = (T)exp(-(double)tau_inv[0]);
-    out[i] = trace[i] * decay + spikes[i];
+  const T decay = (T)exp(-(double)tau_inv[0]);
+  out[i] = trace[i] * decay + spikes[i];
 #line 34 "generated/ops/exp_trace_cpu.c"
   }
 }
@@ -55,8 +55,8 @@ static void opspec_exp_trace_cpu_float64(const opspec_exp_trace_args *opspec_arg
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/exp_trace.yaml"
-    const T decay = (T)exp(-(double)tau_inv[0]);
-    out[i] = trace[i] * decay + spikes[i];
+  const T decay = (T)exp(-(double)tau_inv[0]);
+  out[i] = trace[i] * decay + spikes[i];
 #line 61 "generated/ops/exp_trace_cpu.c"
   }
 }

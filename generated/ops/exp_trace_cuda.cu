@@ -8,7 +8,7 @@
 #include "ops/exp_trace.h"
 
 /* exp_trace, one thread per launch index, T = float32. */
-__global__ void opspec_exp_trace_kernel_float32(const opspec_exp_trace_args opspec_args_value) {
+static __global__ void opspec_exp_trace_kernel_float32(const opspec_exp_trace_args opspec_args_value) {
   const opspec_exp_trace_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *trace OPSPEC_UNUSED = (const T *)opspec_args->trace;
@@ -28,14 +28,14 @@ __global__ void opspec_exp_trace_kernel_float32(const opspec_exp_trace_args opsp
   if (i >= n) return;
   {
 #line 16 "specs/exp_trace.yaml"
-    const T decay = (T)exp(-(double)tau_inv[0]);
-    out[i] = trace[i] * decay + spikes[i];
+  const T decay = (T)exp(-(double)tau_inv[0]);
+  out[i] = trace[i] * decay + spikes[i];
 #line 34 "generated/ops/exp_trace_cuda.cu"
   }
 }
 
 /* exp_trace, one thread per launch index, T = float64. */
-__global__ void opspec_exp_trace_kernel_float64(const opspec_exp_trace_args opspec_args_value) {
+static __global__ void opspec_exp_trace_kernel_float64(const opspec_exp_trace_args opspec_args_value) {
   const opspec_exp_trace_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *trace OPSPEC_UNUSED = (const T *)opspec_args->trace;
@@ -55,8 +55,8 @@ __global__ void opspec_exp_trace_kernel_float64(const opspec_exp_trace_args opsp
   if (i >= n) return;
   {
 #line 16 "specs/exp_trace.yaml"
-    const T decay = (T)exp(-(double)tau_inv[0]);
-    out[i] = trace[i] * decay + spikes[i];
+  const T decay = (T)exp(-(double)tau_inv[0]);
+  out[i] = trace[i] * decay + spikes[i];
 #line 61 "generated/ops/exp_trace_cuda.cu"
   }
 }

@@ -28,7 +28,7 @@ static void opspec_hadamard_cpu_float32(const opspec_hadamard_args *opspec_args)
   for (int64_t j = 0; j < opspec_n1; ++j)
   {
 #line 15 "specs/hadamard.yaml"
-    C[i * n + j] = A[i * n + j] * B[i * n + j];
+  C[i * n + j] = A[i * n + j] * B[i * n + j];
 #line 33 "generated/ops/hadamard_cpu.c"
   }
 }
@@ -54,7 +54,7 @@ static void opspec_hadamard_cpu_float64(const opspec_hadamard_args *opspec_args)
   for (int64_t j = 0; j < opspec_n1; ++j)
   {
 #line 15 "specs/hadamard.yaml"
-    C[i * n + j] = A[i * n + j] * B[i * n + j];
+  C[i * n + j] = A[i * n + j] * B[i * n + j];
 #line 59 "generated/ops/hadamard_cpu.c"
   }
 }

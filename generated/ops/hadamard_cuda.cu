@@ -8,7 +8,7 @@
 #include "ops/hadamard.h"
 
 /* hadamard, one thread per launch index, T = float32. */
-__global__ void opspec_hadamard_kernel_float32(const opspec_hadamard_args opspec_args_value) {
+static __global__ void opspec_hadamard_kernel_float32(const opspec_hadamard_args opspec_args_value) {
   const opspec_hadamard_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
@@ -27,13 +27,13 @@ __global__ void opspec_hadamard_kernel_float32(const opspec_hadamard_args opspec
   if (i >= m || j >= n) return;
   {
 #line 15 "specs/hadamard.yaml"
-    C[i * n + j] = A[i * n + j] * B[i * n + j];
+  C[i * n + j] = A[i * n + j] * B[i * n + j];
 #line 32 "generated/ops/hadamard_cuda.cu"
   }
 }
 
 /* hadamard, one thread per launch index, T = float64. */
-__global__ void opspec_hadamard_kernel_float64(const opspec_hadamard_args opspec_args_value) {
+static __global__ void opspec_hadamard_kernel_float64(const opspec_hadamard_args opspec_args_value) {
   const opspec_hadamard_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
@@ -52,7 +52,7 @@ __global__ void opspec_hadamard_kernel_float64(const opspec_hadamard_args opspec
   if (i >= m || j >= n) return;
   {
 #line 15 "specs/hadamard.yaml"
-    C[i * n + j] = A[i * n + j] * B[i * n + j];
+  C[i * n + j] = A[i * n + j] * B[i * n + j];
 #line 57 "generated/ops/hadamard_cuda.cu"
   }
 }

@@ -22,8 +22,8 @@ static void opspec_leaky_relu_cpu_float32(const opspec_leaky_relu_args *opspec_a
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 13 "specs/leaky_relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)(alpha * v);
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)(alpha * v);
 #line 28 "generated/ops/leaky_relu_cpu.c"
   }
 }
@@ -43,8 +43,8 @@ static void opspec_leaky_relu_cpu_float64(const opspec_leaky_relu_args *opspec_a
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 13 "specs/leaky_relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)(alpha * v);
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)(alpha * v);
 #line 49 "generated/ops/leaky_relu_cpu.c"
   }
 }

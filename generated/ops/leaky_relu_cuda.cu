@@ -8,7 +8,7 @@
 #include "ops/leaky_relu.h"
 
 /* leaky_relu, one thread per launch index, T = float32. */
-__global__ void opspec_leaky_relu_kernel_float32(const opspec_leaky_relu_args opspec_args_value) {
+static __global__ void opspec_leaky_relu_kernel_float32(const opspec_leaky_relu_args opspec_args_value) {
   const opspec_leaky_relu_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -22,14 +22,14 @@ __global__ void opspec_leaky_relu_kernel_float32(const opspec_leaky_relu_args op
   if (i >= x_size) return;
   {
 #line 13 "specs/leaky_relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)(alpha * v);
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)(alpha * v);
 #line 28 "generated/ops/leaky_relu_cuda.cu"
   }
 }
 
 /* leaky_relu, one thread per launch index, T = float64. */
-__global__ void opspec_leaky_relu_kernel_float64(const opspec_leaky_relu_args opspec_args_value) {
+static __global__ void opspec_leaky_relu_kernel_float64(const opspec_leaky_relu_args opspec_args_value) {
   const opspec_leaky_relu_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -43,8 +43,8 @@ __global__ void opspec_leaky_relu_kernel_float64(const opspec_leaky_relu_args op
   if (i >= x_size) return;
   {
 #line 13 "specs/leaky_relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)(alpha * v);
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)(alpha * v);
 #line 49 "generated/ops/leaky_relu_cuda.cu"
   }
 }

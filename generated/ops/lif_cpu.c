@@ -40,10 +40,10 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 20 "specs/lif.yaml"
-    const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-    const bool fired = v >= V_th[0];
-    spikes[i] = fired;
-    V_out[i] = fired ? V_rest[0] : v;
+  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
+  const bool fired = v >= V_th[0];
+  spikes[i] = fired;
+  V_out[i] = fired ? V_rest[0] : v;
 #line 48 "generated/ops/lif_cpu.c"
   }
 }
@@ -81,10 +81,10 @@ static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 20 "specs/lif.yaml"
-    const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-    const bool fired = v >= V_th[0];
-    spikes[i] = fired;
-    V_out[i] = fired ? V_rest[0] : v;
+  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
+  const bool fired = v >= V_th[0];
+  spikes[i] = fired;
+  V_out[i] = fired ? V_rest[0] : v;
 #line 89 "generated/ops/lif_cpu.c"
   }
 }

@@ -8,7 +8,7 @@
 #include "ops/lif.h"
 
 /* lif, one thread per launch index, T = float32. */
-__global__ void opspec_lif_kernel_float32(const opspec_lif_args opspec_args_value) {
+static __global__ void opspec_lif_kernel_float32(const opspec_lif_args opspec_args_value) {
   const opspec_lif_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -40,16 +40,16 @@ __global__ void opspec_lif_kernel_float32(const opspec_lif_args opspec_args_valu
   if (i >= n) return;
   {
 #line 20 "specs/lif.yaml"
-    const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-    const bool fired = v >= V_th[0];
-    spikes[i] = fired;
-    V_out[i] = fired ? V_rest[0] : v;
+  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
+  const bool fired = v >= V_th[0];
+  spikes[i] = fired;
+  V_out[i] = fired ? V_rest[0] : v;
 #line 48 "generated/ops/lif_cuda.cu"
   }
 }
 
 /* lif, one thread per launch index, T = float64. */
-__global__ void opspec_lif_kernel_float64(const opspec_lif_args opspec_args_value) {
+static __global__ void opspec_lif_kernel_float64(const opspec_lif_args opspec_args_value) {
   const opspec_lif_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -81,10 +81,10 @@ __global__ void opspec_lif_kernel_float64(const opspec_lif_args opspec_args_valu
   if (i >= n) return;
   {
 #line 20 "specs/lif.yaml"
-    const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-    const bool fired = v >= V_th[0];
-    spikes[i] = fired;
-    V_out[i] = fired ? V_rest[0] : v;
+  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
+  const bool fired = v >= V_th[0];
+  spikes[i] = fired;
+  V_out[i] = fired ? V_rest[0] : v;
 #line 89 "generated/ops/lif_cuda.cu"
   }
 }

@@ -26,10 +26,10 @@ static void opspec_matvec_cpu_float32(const opspec_matvec_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/matvec.yaml"
-    const T *row = A + i * cols;
-    T total = 0;
-    for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-    out[i] = total;
+  const T *row = A + i * cols;
+  T total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
+  out[i] = total;
 #line 34 "generated/ops/matvec_cpu.c"
   }
 }
@@ -53,10 +53,10 @@ static void opspec_matvec_cpu_float64(const opspec_matvec_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/matvec.yaml"
-    const T *row = A + i * cols;
-    T total = 0;
-    for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-    out[i] = total;
+  const T *row = A + i * cols;
+  T total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
+  out[i] = total;
 #line 61 "generated/ops/matvec_cpu.c"
   }
 }

@@ -8,7 +8,7 @@
 #include "ops/matvec.h"
 
 /* matvec, one thread per launch index, T = float32. */
-__global__ void opspec_matvec_kernel_float32(const opspec_matvec_args opspec_args_value) {
+static __global__ void opspec_matvec_kernel_float32(const opspec_matvec_args opspec_args_value) {
   const opspec_matvec_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
@@ -26,16 +26,16 @@ __global__ void opspec_matvec_kernel_float32(const opspec_matvec_args opspec_arg
   if (i >= rows) return;
   {
 #line 12 "specs/matvec.yaml"
-    const T *row = A + i * cols;
-    T total = 0;
-    for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-    out[i] = total;
+  const T *row = A + i * cols;
+  T total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
+  out[i] = total;
 #line 34 "generated/ops/matvec_cuda.cu"
   }
 }
 
 /* matvec, one thread per launch index, T = float64. */
-__global__ void opspec_matvec_kernel_float64(const opspec_matvec_args opspec_args_value) {
+static __global__ void opspec_matvec_kernel_float64(const opspec_matvec_args opspec_args_value) {
   const opspec_matvec_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
@@ -53,10 +53,10 @@ __global__ void opspec_matvec_kernel_float64(const opspec_matvec_args opspec_arg
   if (i >= rows) return;
   {
 #line 12 "specs/matvec.yaml"
-    const T *row = A + i * cols;
-    T total = 0;
-    for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-    out[i] = total;
+  const T *row = A + i * cols;
+  T total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
+  out[i] = total;
 #line 61 "generated/ops/matvec_cuda.cu"
   }
 }

@@ -18,10 +18,10 @@ static void opspec_max_cpu_float32(const opspec_max_args *opspec_args) {
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 10 "specs/max.yaml"
-    T m = (T)-INFINITY;
-    for (int64_t i = 0; i < x_size; ++i)
-      if (x[i] > m) m = x[i];
-    out[0] = m;
+  T m = (T)-INFINITY;
+  for (int64_t i = 0; i < x_size; ++i)
+    if (x[i] > m) m = x[i];
+  out[0] = m;
 #line 26 "generated/ops/max_cpu.c"
   }
 }
@@ -37,10 +37,10 @@ static void opspec_max_cpu_float64(const opspec_max_args *opspec_args) {
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 10 "specs/max.yaml"
-    T m = (T)-INFINITY;
-    for (int64_t i = 0; i < x_size; ++i)
-      if (x[i] > m) m = x[i];
-    out[0] = m;
+  T m = (T)-INFINITY;
+  for (int64_t i = 0; i < x_size; ++i)
+    if (x[i] > m) m = x[i];
+  out[0] = m;
 #line 45 "generated/ops/max_cpu.c"
   }
 }

@@ -21,9 +21,9 @@ static void opspec_parallel_add_cpu_float32(const opspec_parallel_add_args *opsp
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 14 "specs/parallel_add.yaml"
-    #pragma omp parallel for schedule(static) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < out_size; ++i)
-      out[i] = x[i] + y[i];
+  #pragma omp parallel for schedule(static) if (opspec_cpu_parallel(out_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < out_size; ++i)
+    out[i] = x[i] + y[i];
 #line 28 "generated/ops/parallel_add_cpu.c"
   }
 }
@@ -42,9 +42,9 @@ static void opspec_parallel_add_cpu_float64(const opspec_parallel_add_args *opsp
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 14 "specs/parallel_add.yaml"
-    #pragma omp parallel for schedule(static) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < out_size; ++i)
-      out[i] = x[i] + y[i];
+  #pragma omp parallel for schedule(static) if (opspec_cpu_parallel(out_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < out_size; ++i)
+    out[i] = x[i] + y[i];
 #line 49 "generated/ops/parallel_add_cpu.c"
   }
 }

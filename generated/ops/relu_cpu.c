@@ -21,8 +21,8 @@ static void opspec_relu_cpu_float32(const opspec_relu_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 11 "specs/relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)0;
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)0;
 #line 27 "generated/ops/relu_cpu.c"
   }
 }
@@ -41,8 +41,8 @@ static void opspec_relu_cpu_float64(const opspec_relu_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 11 "specs/relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)0;
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)0;
 #line 47 "generated/ops/relu_cpu.c"
   }
 }

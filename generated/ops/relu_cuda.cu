@@ -8,7 +8,7 @@
 #include "ops/relu.h"
 
 /* relu, one thread per launch index, T = float32. */
-__global__ void opspec_relu_kernel_float32(const opspec_relu_args opspec_args_value) {
+static __global__ void opspec_relu_kernel_float32(const opspec_relu_args opspec_args_value) {
   const opspec_relu_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -21,14 +21,14 @@ __global__ void opspec_relu_kernel_float32(const opspec_relu_args opspec_args_va
   if (i >= x_size) return;
   {
 #line 11 "specs/relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)0;
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)0;
 #line 27 "generated/ops/relu_cuda.cu"
   }
 }
 
 /* relu, one thread per launch index, T = float64. */
-__global__ void opspec_relu_kernel_float64(const opspec_relu_args opspec_args_value) {
+static __global__ void opspec_relu_kernel_float64(const opspec_relu_args opspec_args_value) {
   const opspec_relu_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -41,8 +41,8 @@ __global__ void opspec_relu_kernel_float64(const opspec_relu_args opspec_args_va
   if (i >= x_size) return;
   {
 #line 11 "specs/relu.yaml"
-    const T v = x[i];
-    out[i] = v > 0 ? v : (T)0;
+  const T v = x[i];
+  out[i] = v > 0 ? v : (T)0;
 #line 47 "generated/ops/relu_cuda.cu"
   }
 }

@@ -22,16 +22,16 @@ static void opspec_running_stats_cpu_float32(const opspec_running_stats_args *op
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 13 "specs/running_stats.yaml"
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += x[i];
-    const double m = s / (double)n;
-    double var = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double d = x[i] - m;
-      var += d * d;
-    }
-    mean[0] = (T)m;
-    std[0] = (T)sqrt(var / (double)n);
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  const double m = s / (double)n;
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - m;
+    var += d * d;
+  }
+  mean[0] = (T)m;
+  std[0] = (T)sqrt(var / (double)n);
 #line 36 "generated/ops/running_stats_cpu.c"
   }
 }
@@ -51,16 +51,16 @@ static void opspec_running_stats_cpu_float64(const opspec_running_stats_args *op
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 13 "specs/running_stats.yaml"
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += x[i];
-    const double m = s / (double)n;
-    double var = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double d = x[i] - m;
-      var += d * d;
-    }
-    mean[0] = (T)m;
-    std[0] = (T)sqrt(var / (double)n);
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  const double m = s / (double)n;
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - m;
+    var += d * d;
+  }
+  mean[0] = (T)m;
+  std[0] = (T)sqrt(var / (double)n);
 #line 65 "generated/ops/running_stats_cpu.c"
   }
 }

@@ -25,7 +25,7 @@ static void opspec_scale_cpu_float32(const opspec_scale_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/scale.yaml"
-    out[i] = x[i] * s[0];
+  out[i] = x[i] * s[0];
 #line 30 "generated/ops/scale_cpu.c"
   }
 }
@@ -48,7 +48,7 @@ static void opspec_scale_cpu_float64(const opspec_scale_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/scale.yaml"
-    out[i] = x[i] * s[0];
+  out[i] = x[i] * s[0];
 #line 53 "generated/ops/scale_cpu.c"
   }
 }

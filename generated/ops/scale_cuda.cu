@@ -8,7 +8,7 @@
 #include "ops/scale.h"
 
 /* scale, one thread per launch index, T = float32. */
-__global__ void opspec_scale_kernel_float32(const opspec_scale_args opspec_args_value) {
+static __global__ void opspec_scale_kernel_float32(const opspec_scale_args opspec_args_value) {
   const opspec_scale_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -25,13 +25,13 @@ __global__ void opspec_scale_kernel_float32(const opspec_scale_args opspec_args_
   if (i >= n) return;
   {
 #line 12 "specs/scale.yaml"
-    out[i] = x[i] * s[0];
+  out[i] = x[i] * s[0];
 #line 30 "generated/ops/scale_cuda.cu"
   }
 }
 
 /* scale, one thread per launch index, T = float64. */
-__global__ void opspec_scale_kernel_float64(const opspec_scale_args opspec_args_value) {
+static __global__ void opspec_scale_kernel_float64(const opspec_scale_args opspec_args_value) {
   const opspec_scale_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -48,7 +48,7 @@ __global__ void opspec_scale_kernel_float64(const opspec_scale_args opspec_args_
   if (i >= n) return;
   {
 #line 12 "specs/scale.yaml"
-    out[i] = x[i] * s[0];
+  out[i] = x[i] * s[0];
 #line 53 "generated/ops/scale_cuda.cu"
   }
 }

@@ -21,7 +21,7 @@ static void opspec_sigmoid_cpu_float32(const opspec_sigmoid_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/sigmoid.yaml"
-    out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
+  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
 #line 26 "generated/ops/sigmoid_cpu.c"
   }
 }
@@ -40,7 +40,7 @@ static void opspec_sigmoid_cpu_float64(const opspec_sigmoid_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/sigmoid.yaml"
-    out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
+  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
 #line 45 "generated/ops/sigmoid_cpu.c"
   }
 }

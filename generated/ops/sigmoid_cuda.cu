@@ -8,7 +8,7 @@
 #include "ops/sigmoid.h"
 
 /* sigmoid, one thread per launch index, T = float32. */
-__global__ void opspec_sigmoid_kernel_float32(const opspec_sigmoid_args opspec_args_value) {
+static __global__ void opspec_sigmoid_kernel_float32(const opspec_sigmoid_args opspec_args_value) {
   const opspec_sigmoid_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -21,13 +21,13 @@ __global__ void opspec_sigmoid_kernel_float32(const opspec_sigmoid_args opspec_a
   if (i >= x_size) return;
   {
 #line 12 "specs/sigmoid.yaml"
-    out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
+  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
 #line 26 "generated/ops/sigmoid_cuda.cu"
   }
 }
 
 /* sigmoid, one thread per launch index, T = float64. */
-__global__ void opspec_sigmoid_kernel_float64(const opspec_sigmoid_args opspec_args_value) {
+static __global__ void opspec_sigmoid_kernel_float64(const opspec_sigmoid_args opspec_args_value) {
   const opspec_sigmoid_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -40,7 +40,7 @@ __global__ void opspec_sigmoid_kernel_float64(const opspec_sigmoid_args opspec_a
   if (i >= x_size) return;
   {
 #line 12 "specs/sigmoid.yaml"
-    out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
+  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
 #line 45 "generated/ops/sigmoid_cuda.cu"
   }
 }

@@ -31,8 +31,8 @@ static void opspec_spike_reset_cpu_float32(const opspec_spike_reset_args *opspec
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 17 "specs/spike_reset.yaml"
-    spikes[i] = V[i] >= V_th[0];
-    V_out[i] = spikes[i] ? V_rest[0] : V[i];
+  spikes[i] = V[i] >= V_th[0];
+  V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 37 "generated/ops/spike_reset_cpu.c"
   }
 }
@@ -61,8 +61,8 @@ static void opspec_spike_reset_cpu_float64(const opspec_spike_reset_args *opspec
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 17 "specs/spike_reset.yaml"
-    spikes[i] = V[i] >= V_th[0];
-    V_out[i] = spikes[i] ? V_rest[0] : V[i];
+  spikes[i] = V[i] >= V_th[0];
+  V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 67 "generated/ops/spike_reset_cpu.c"
   }
 }

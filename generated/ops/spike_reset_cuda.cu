@@ -8,7 +8,7 @@
 #include "ops/spike_reset.h"
 
 /* Kernel 'detect' of spike_reset, T = float32. */
-__global__ void opspec_spike_reset_detect_float32(const opspec_spike_reset_args opspec_args_value) {
+static __global__ void opspec_spike_reset_detect_float32(const opspec_spike_reset_args opspec_args_value) {
   const opspec_spike_reset_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -29,14 +29,14 @@ __global__ void opspec_spike_reset_detect_float32(const opspec_spike_reset_args 
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 24 "specs/spike_reset.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) spikes[i] = V[i] >= V_th[0];
+      const int64_t i = opspec_grid_x();
+      if (i < n) spikes[i] = V[i] >= V_th[0];
 #line 35 "generated/ops/spike_reset_cuda.cu"
   }
 }
 
 /* Kernel 'reset' of spike_reset, T = float32. */
-__global__ void opspec_spike_reset_reset_float32(const opspec_spike_reset_args opspec_args_value) {
+static __global__ void opspec_spike_reset_reset_float32(const opspec_spike_reset_args opspec_args_value) {
   const opspec_spike_reset_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -57,14 +57,14 @@ __global__ void opspec_spike_reset_reset_float32(const opspec_spike_reset_args o
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 30 "specs/spike_reset.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
+      const int64_t i = opspec_grid_x();
+      if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 63 "generated/ops/spike_reset_cuda.cu"
   }
 }
 
 /* Kernel 'detect' of spike_reset, T = float64. */
-__global__ void opspec_spike_reset_detect_float64(const opspec_spike_reset_args opspec_args_value) {
+static __global__ void opspec_spike_reset_detect_float64(const opspec_spike_reset_args opspec_args_value) {
   const opspec_spike_reset_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -85,14 +85,14 @@ __global__ void opspec_spike_reset_detect_float64(const opspec_spike_reset_args 
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 24 "specs/spike_reset.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) spikes[i] = V[i] >= V_th[0];
+      const int64_t i = opspec_grid_x();
+      if (i < n) spikes[i] = V[i] >= V_th[0];
 #line 91 "generated/ops/spike_reset_cuda.cu"
   }
 }
 
 /* Kernel 'reset' of spike_reset, T = float64. */
-__global__ void opspec_spike_reset_reset_float64(const opspec_spike_reset_args opspec_args_value) {
+static __global__ void opspec_spike_reset_reset_float64(const opspec_spike_reset_args opspec_args_value) {
   const opspec_spike_reset_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
@@ -113,8 +113,8 @@ __global__ void opspec_spike_reset_reset_float64(const opspec_spike_reset_args o
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   {
 #line 30 "specs/spike_reset.yaml"
-    const int64_t i = opspec_grid_x();
-    if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
+      const int64_t i = opspec_grid_x();
+      if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 119 "generated/ops/spike_reset_cuda.cu"
   }
 }

@@ -24,9 +24,9 @@ static void opspec_split_cpu_float32(const opspec_split_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/split.yaml"
-    const T v = x[i];
-    pos[i] = v > 0 ? v : (T)0;
-    neg[i] = v < 0 ? v : (T)0;
+  const T v = x[i];
+  pos[i] = v > 0 ? v : (T)0;
+  neg[i] = v < 0 ? v : (T)0;
 #line 31 "generated/ops/split_cpu.c"
   }
 }
@@ -48,9 +48,9 @@ static void opspec_split_cpu_float64(const opspec_split_args *opspec_args) {
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/split.yaml"
-    const T v = x[i];
-    pos[i] = v > 0 ? v : (T)0;
-    neg[i] = v < 0 ? v : (T)0;
+  const T v = x[i];
+  pos[i] = v > 0 ? v : (T)0;
+  neg[i] = v < 0 ? v : (T)0;
 #line 55 "generated/ops/split_cpu.c"
   }
 }

@@ -8,7 +8,7 @@
 #include "ops/split.h"
 
 /* split, one thread per launch index, T = float32. */
-__global__ void opspec_split_kernel_float32(const opspec_split_args opspec_args_value) {
+static __global__ void opspec_split_kernel_float32(const opspec_split_args opspec_args_value) {
   const opspec_split_args *opspec_args = &opspec_args_value;
   typedef float T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -24,15 +24,15 @@ __global__ void opspec_split_kernel_float32(const opspec_split_args opspec_args_
   if (i >= x_size) return;
   {
 #line 12 "specs/split.yaml"
-    const T v = x[i];
-    pos[i] = v > 0 ? v : (T)0;
-    neg[i] = v < 0 ? v : (T)0;
+  const T v = x[i];
+  pos[i] = v > 0 ? v : (T)0;
+  neg[i] = v < 0 ? v : (T)0;
 #line 31 "generated/ops/split_cuda.cu"
   }
 }
 
 /* split, one thread per launch index, T = float64. */
-__global__ void opspec_split_kernel_float64(const opspec_split_args opspec_args_value) {
+static __global__ void opspec_split_kernel_float64(const opspec_split_args opspec_args_value) {
   const opspec_split_args *opspec_args = &opspec_args_value;
   typedef double T OPSPEC_UNUSED;
   const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
@@ -48,9 +48,9 @@ __global__ void opspec_split_kernel_float64(const opspec_split_args opspec_args_
   if (i >= x_size) return;
   {
 #line 12 "specs/split.yaml"
-    const T v = x[i];
-    pos[i] = v > 0 ? v : (T)0;
-    neg[i] = v < 0 ? v : (T)0;
+  const T v = x[i];
+  pos[i] = v > 0 ? v : (T)0;
+  neg[i] = v < 0 ? v : (T)0;
 #line 55 "generated/ops/split_cuda.cu"
   }
 }

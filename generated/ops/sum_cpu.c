@@ -18,10 +18,10 @@ static void opspec_sum_cpu_float32(const opspec_sum_args *opspec_args) {
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 10 "specs/sum.yaml"
-    double total = 0;
-    #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < x_size; ++i) total += x[i];
-    out[0] = (T)total;
+  double total = 0;
+  #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) total += x[i];
+  out[0] = (T)total;
 #line 26 "generated/ops/sum_cpu.c"
   }
 }
@@ -37,10 +37,10 @@ static void opspec_sum_cpu_float64(const opspec_sum_args *opspec_args) {
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   {
 #line 10 "specs/sum.yaml"
-    double total = 0;
-    #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < x_size; ++i) total += x[i];
-    out[0] = (T)total;
+  double total = 0;
+  #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) total += x[i];
+  out[0] = (T)total;
 #line 45 "generated/ops/sum_cpu.c"
   }
 }

@@ -12,6 +12,9 @@ from opspec._runtime import Attr as _Attr
 from opspec._runtime import Op as _Op
 from opspec._runtime import call as _call
 
+# Shape expressions call these; the ops below may be named max or min.
+from builtins import max as _max, min as _min  # noqa: E402,F401
+
 __all__ = [
     "abs_two_pass",
     "add",
@@ -270,6 +273,9 @@ _leaky_relu = _Op(
 
 def leaky_relu(x, *, alpha=0.01):
     """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
+
+    Attributes (static; compiled into the call):
+        alpha (float64, default 0.01): slope for negative inputs
     """
     return _call(
         _leaky_relu,

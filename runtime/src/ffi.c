@@ -121,7 +121,8 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
   }
   for (int64_t d = ellipsis ? 1 : 0; d < a->ndims; ++d) {
     const opspec_dim *dim = &a->dims[d];
-    int64_t got_extent = buf->dims[lead + d - (ellipsis ? 1 : 0)];
+    int64_t axis = lead + d - (ellipsis ? 1 : 0); /* the buffer's own axis number */
+    int64_t got_extent = buf->dims[axis];
     int64_t want_extent;
     const char *sym = NULL;
     switch (dim->kind) {
@@ -142,9 +143,9 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
     if (got_extent != want_extent) {
       if (sym)
         return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)",
-                            role, a->name, (long long)d, sym, (long long)got_extent, sym, (long long)want_extent, shape);
+                            role, a->name, (long long)axis, sym, (long long)got_extent, sym, (long long)want_extent, shape);
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': dim %lld should be %lld, got %lld (shape %s)",
-                          role, a->name, (long long)d, (long long)want_extent, (long long)got_extent, shape);
+                          role, a->name, (long long)axis, (long long)want_extent, (long long)got_extent, shape);
     }
   }
   return NULL;

@@ -152,4 +152,5 @@ def test_compiler_errors_in_a_body_point_into_the_yaml(tmp_path):
                          str(tmp_path / "gen"), "-I", jax.ffi.include_dir(), str(tmp_path / "gen" / "ops" / "broken_cpu.c")],
                         cwd=tmp_path, capture_output=True, text=True)
     assert cc.returncode != 0
-    assert "specs/broken.yaml:9:" in cc.stderr and "undefined_name" in cc.stderr, cc.stderr
+    # Line and column are the spec's: the body keeps the YAML block's indentation.
+    assert "specs/broken.yaml:9:16:" in cc.stderr and "undefined_name" in cc.stderr, cc.stderr

@@ -42,10 +42,15 @@ extern "C" {
 #define OPSPEC_RESTRICT restrict
 #endif
 
-/* Integer helpers that shape expressions compile to. */
-static inline int64_t opspec_min(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t opspec_max(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t opspec_cdiv(int64_t a, int64_t b) { return b ? (a + b - 1) / b : 0; }
+/* Integer helpers that shape expressions compile to, on the host and in CUDA bodies. */
+#ifdef __CUDACC__
+#define OPSPEC_HOST_DEVICE __host__ __device__
+#else
+#define OPSPEC_HOST_DEVICE
+#endif
+OPSPEC_HOST_DEVICE static inline int64_t opspec_min(int64_t a, int64_t b) { return a < b ? a : b; }
+OPSPEC_HOST_DEVICE static inline int64_t opspec_max(int64_t a, int64_t b) { return a > b ? a : b; }
+OPSPEC_HOST_DEVICE static inline int64_t opspec_cdiv(int64_t a, int64_t b) { return b ? (a + b - 1) / b : 0; }
 
 typedef enum opspec_dim_kind {
   OPSPEC_DIM_FIXED,    /* value: the extent */

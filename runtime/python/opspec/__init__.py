@@ -16,6 +16,7 @@ __all__ = [
     "set_parallel_threshold",
     "parallel_threshold",
     "target_name",
+    "registered_platforms",
 ]
 
 registered_platforms = _register_targets()

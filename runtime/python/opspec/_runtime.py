@@ -43,6 +43,9 @@ class Op:
     aliases: dict  # input index -> output index
 
 
+MAX_RANK = 8  # OPSPEC_MAX_RANK in runtime/include/opspec/ffi.h
+
+
 class OpError(TypeError):
     """A call that does not match the op's spec."""
 
@@ -75,6 +78,8 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple]:
             _fail(op, what, f"expected dtype {spec.dtype}, got {dtype.name}")
 
         shape = tuple(x.shape)
+        if len(shape) > MAX_RANK:
+            _fail(op, what, f"rank {len(shape)} is more than the {MAX_RANK} dims opspec supports")
         has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
         fixed = spec.shape[1:] if has_ellipsis else spec.shape
         if (len(shape) < len(fixed)) if has_ellipsis else (len(shape) != len(fixed)):
@@ -90,12 +95,12 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple]:
             got = shape[lead + d]
             if isinstance(dim, int):
                 if got != dim:
-                    _fail(op, what, f"dim {d} should be {dim}, got {got} (shape {shape})")
+                    _fail(op, what, f"dim {lead + d} should be {dim}, got {got} (shape {shape})")
             elif dim not in symbols:
                 symbols[dim] = got
                 symbol_from[dim] = spec.name
             elif symbols[dim] != got:
-                _fail(op, what, f"dim {d} ({dim}) is {got}, but {dim} = {symbols[dim]} "
+                _fail(op, what, f"dim {lead + d} ({dim}) is {got}, but {dim} = {symbols[dim]} "
                                 f"from input '{symbol_from[dim]}' (shape {shape})")
     return types, symbols, ellipsis
 
@@ -126,8 +131,13 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
             value = value.item()
         if not isinstance(value, accepted) or (spec.type != "bool" and isinstance(value, (bool, np.bool_))):
             _fail(op, what, f"expected {spec.type}, got {type(value).__name__} {value!r}")
-        converted = cast(value)
-        if spec.type.startswith("int") and converted != value:
+        if spec.type.startswith("int"):
+            info = np.iinfo(cast)
+            if not info.min <= int(value) <= info.max:
+                _fail(op, what, f"{value!r} does not fit in {spec.type}")
+        with np.errstate(over="ignore"):
+            converted = cast(value)
+        if spec.type.startswith("float") and np.isfinite(value) and not np.isfinite(converted):
             _fail(op, what, f"{value!r} does not fit in {spec.type}")
         out[spec.name] = converted
     return out
@@ -154,7 +164,10 @@ def call(op: Op, args: tuple, attrs: dict) -> Any:
             if dim is Ellipsis:
                 shape.extend(ellipsis)
             elif callable(dim):
-                shape.append(int(dim(scope)))
+                try:
+                    shape.append(int(dim(scope)))
+                except ZeroDivisionError:
+                    _fail(op, f"output '{spec.name}'", "its shape expression divides by zero for these inputs")
             else:
                 shape.append(dim if isinstance(dim, int) else scope[dim])
         if any(d < 0 for d in shape):
