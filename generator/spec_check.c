@@ -128,8 +128,9 @@ static void og_check_expr_name(const og_expr *n, void *ud) {
   if (attr && attr->type && attr->type[0] == 'i') return;
   if (og_is_size_name(c->op, n->name, c->scope)) return;
   if (attr)
-    og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in shapes",
-                  c->what, n->name, attr->type ? attr->type : "?");
+    og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s",
+                  c->what, n->name, attr->type ? attr->type : "?",
+                  c->scope == OG_SCOPE_LAUNCH ? "launch configurations" : "shapes");
   else
     og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s",
                   c->what, n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
@@ -242,7 +243,7 @@ static void og_check_bodies(og_op *op, og_diag *d) {
     og_check_expr(op, k->shared_mem, OG_SCOPE_LAUNCH, "'shared_mem'", d);
   }
   if (op->nscratch && !op->cpu.present && !op->ncuda)
-    og_diag_error(d, op->scratch[0].loc, "scratch buffers are for raw 'cpu' or 'cuda' bodies; the portable kernel cannot use them");
+    og_diag_error(d, op->scratch[0].loc, "scratch buffers are only visible to raw 'cpu' and 'cuda' bodies, and this op has neither");
 }
 
 void og_spec_check(og_op *op, og_diag *d) {
