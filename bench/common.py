@@ -23,12 +23,12 @@ def median_ms(fn, *args, batch=20, batches=7):
 def print_table(title, rows, peers):
     """rows: (case, {peer: ms}); the first peer is opspec, ratios are peer / opspec."""
     print(f"\n{title}")
-    head = f"{'case':<34}" + "".join(f"{p + ' ms':>16}" for p in peers) + "".join(f"{p + '/opspec':>18}" for p in peers[1:])
+    head = f"{'case':<34}" + "".join(f"{p + ' ms':>18}" for p in peers) + "".join(f"{p + '/opspec':>22}" for p in peers[1:])
     print(head)
     print("-" * len(head))
     for case, t in rows:
-        line = f"{case:<34}" + "".join(f"{t[p]:>16.4f}" if p in t else f"{'-':>16}" for p in peers)
-        line += "".join(f"{t[p] / t[peers[0]]:>18.2f}" if p in t else f"{'-':>18}" for p in peers[1:])
+        line = f"{case:<34}" + "".join(f"{t[p]:>18.4f}" if p in t else f"{'-':>18}" for p in peers)
+        line += "".join(f"{t[p] / t[peers[0]]:>22.2f}" if p in t else f"{'-':>22}" for p in peers[1:])
         print(line)
 
 
