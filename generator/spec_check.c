@@ -142,11 +142,13 @@ static void og_check_expr(const og_op *op, const og_expr *e, og_scope scope, con
   og_expr_visit_names(e, og_check_expr_name, &c);
 }
 
-static void og_check_launch(const og_op *op, const og_launch *l, const char *what, og_diag *d) {
+/* Launch extents may be zero (an empty launch is skipped); thread and block counts may
+ * not, which `positive` asks for. */
+static void og_check_launch(const og_op *op, const og_launch *l, const char *what, bool positive, og_diag *d) {
   for (size_t i = 0; i < l->n; ++i) {
     og_check_expr(op, l->extents[i], OG_SCOPE_LAUNCH, what, d);
     const og_expr *e = l->extents[i];
-    if (e && e->kind == OG_E_INT && e->ival <= 0 && strcmp(what, "'launch'") != 0)
+    if (positive && e && e->kind == OG_E_INT && e->ival <= 0)
       og_diag_error(d, e->loc, "%s must be positive, got %lld", what, (long long)e->ival);
   }
 }
@@ -214,8 +216,8 @@ static void og_check_bodies(og_op *op, og_diag *d) {
     og_diag_error(d, op->threads.loc, "'threads_per_block' applies to the portable 'kernel'; put it on each 'cuda' kernel instead");
   if (op->threads.n && op->launch.n && op->threads.n != op->launch.n)
     og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n, op->launch.n);
-  og_check_launch(op, &op->launch, "'launch'", d);
-  og_check_launch(op, &op->threads, "'threads_per_block'", d);
+  og_check_launch(op, &op->launch, "'launch'", false, d);
+  og_check_launch(op, &op->threads, "'threads_per_block'", true, d);
 
   for (size_t i = 0; i < op->ncuda; ++i) {
     og_cuda_kernel *k = &op->cuda[i];
@@ -236,10 +238,10 @@ static void og_check_bodies(og_op *op, og_diag *d) {
       og_diag_error(d, k->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", k->threads.n, k->launch.n);
     if (grid && block && k->grid.n != k->block.n)
       og_diag_error(d, k->block.loc, "'grid' has %zu extents but 'block' has %zu", k->grid.n, k->block.n);
-    og_check_launch(op, &k->launch, "'launch'", d);
-    og_check_launch(op, &k->grid, "'grid'", d);
-    og_check_launch(op, &k->block, "'block'", d);
-    og_check_launch(op, &k->threads, "'threads_per_block'", d);
+    og_check_launch(op, &k->launch, "'launch'", false, d);
+    og_check_launch(op, &k->grid, "'grid'", true, d);
+    og_check_launch(op, &k->block, "'block'", true, d);
+    og_check_launch(op, &k->threads, "'threads_per_block'", true, d);
     og_check_expr(op, k->shared_mem, OG_SCOPE_LAUNCH, "'shared_mem'", d);
   }
   if (op->nscratch && !op->cpu.present && !op->ncuda)

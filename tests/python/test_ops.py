@@ -70,7 +70,7 @@ def test_thread_cap_and_threshold_keep_results(rng):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 def test_chained_with_jnp_under_jit(dtype, rng):
-    a, b = _pair = rng.random(128).astype(dtype), rng.random(128).astype(dtype)
+    a, b = rng.random(128).astype(dtype), rng.random(128).astype(dtype)
 
     @jax.jit
     def pipeline(a, b):
