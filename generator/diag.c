@@ -81,14 +81,21 @@ static void og_diag_emit(og_diag *d, og_loc loc, const char *kind, const char *f
 }
 
 void og_diag_error(og_diag *d, og_loc loc, const char *fmt, ...) {
+  d->errors++;
+  d->dropping = d->max_shown > 0 && d->errors > d->max_shown;
+  if (d->dropping) return;
   va_list ap;
   va_start(ap, fmt);
   og_diag_emit(d, loc, "error", fmt, ap);
   va_end(ap);
-  d->errors++;
+}
+
+int og_diag_hidden(const og_diag *d) {
+  return d->max_shown > 0 && d->errors > d->max_shown ? d->errors - d->max_shown : 0;
 }
 
 void og_diag_note(og_diag *d, og_loc loc, const char *fmt, ...) {
+  if (d->dropping) return;
   va_list ap;
   va_start(ap, fmt);
   og_diag_emit(d, loc, "note", fmt, ap);

@@ -32,8 +32,11 @@ typedef struct og_loc {
 } og_loc;
 
 typedef struct og_diag {
-  og_buf out;  /* every message, in order */
-  int errors;
+  og_buf out;     /* every message shown, in order */
+  int errors;     /* every error, shown or not */
+  int max_shown;  /* errors past this many are counted, not shown (0: show all), as
+                     compilers' -fmax-errors does: 20,000 messages help nobody */
+  bool dropping;  /* the last error was not shown, so neither are its notes */
 } og_diag;
 
 /* Reads a whole file; on failure reports "path: error: cannot read: reason" and returns
@@ -52,5 +55,7 @@ void og_diag_error(og_diag *d, og_loc loc, const char *fmt, ...)
 void og_diag_note(og_diag *d, og_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void og_diag_free(og_diag *d);
+/* How many errors were counted but not shown. */
+int og_diag_hidden(const og_diag *d);
 
 #endif /* OG_DIAG_H */

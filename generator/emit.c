@@ -98,26 +98,25 @@ int og_write_if_changed(const char *path, const og_buf *text, og_diag *d) {
   return ok ? 1 : -1;
 }
 
+/* Every file of a run, rendered in memory before any is written: generation is
+ * all-or-nothing, so a template error for the last op leaves the first op's files
+ * untouched too. */
 typedef struct og_produced {
   char **paths;
-  size_t n, cap;
+  og_buf *texts;
+  size_t n, cap, tcap;
 } og_produced;
 
-static bool og_emit_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir, const char *rel,
-                         og_produced *produced, og_emit_stats *stats, og_diag *d) {
+static bool og_render_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir, const char *rel,
+                           og_produced *produced, og_diag *d) {
   og_buf text = {0}, path = {0};
   og_buf_printf(&path, "%s/%s", out_dir, rel);
   bool ok = og_tmpl_render(env, tmpl, ctx, &text, d);
-  if (ok) {
-    og_fix_line_markers(&text, og_buf_str(&path));
-    int w = og_write_if_changed(og_buf_str(&path), &text, d);
-    ok = w >= 0;
-    stats->files++;
-    stats->written += w > 0;
-  }
+  if (ok) og_fix_line_markers(&text, og_buf_str(&path));
   og_grow((void **)&produced->paths, &produced->cap, produced->n + 1, sizeof *produced->paths);
-  produced->paths[produced->n++] = og_buf_take(&path);
-  og_buf_free(&text);
+  og_grow((void **)&produced->texts, &produced->tcap, produced->n + 1, sizeof *produced->texts);
+  produced->paths[produced->n] = og_buf_take(&path);
+  produced->texts[produced->n++] = text;
   return ok;
 }
 
@@ -144,9 +143,7 @@ static void og_prune(const char *out_dir, const og_produced *produced, og_emit_s
   og_buf_free(&dir);
 }
 
-bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
-                 og_diag *d) {
-  memset(stats, 0, sizeof *stats);
+static bool og_make_out_dirs(const char *out_dir, og_diag *d) {
   og_buf dir = {0};
   og_buf_printf(&dir, "%s/ops", out_dir);
   bool ok = og_mkdirs(og_buf_str(&dir), d);
@@ -154,7 +151,13 @@ bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *o
   og_buf_printf(&dir, "%s/python", out_dir);
   ok = ok && og_mkdirs(og_buf_str(&dir), d);
   og_buf_free(&dir);
-  if (!ok) return false;
+  return ok;
+}
+
+bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
+                 og_diag *d) {
+  memset(stats, 0, sizeof *stats);
+  bool ok = true;
 
   og_produced produced = {0};
   for (size_t i = 0; i < nops; ++i) {
@@ -162,16 +165,26 @@ bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *o
     for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {
       og_buf rel = {0};
       og_buf_printf(&rel, og_op_files[f].path, ops[i]->name);
-      ok &= og_emit_file(env, og_op_files[f].tmpl, ctx, out_dir, og_buf_str(&rel), &produced, stats, d);
+      ok &= og_render_file(env, og_op_files[f].tmpl, ctx, out_dir, og_buf_str(&rel), &produced, d);
       og_buf_free(&rel);
     }
     og_value_free(ctx);
   }
   og_value *lib = og_ctx_library(ops, nops);
   for (size_t f = 0; f < sizeof og_library_files / sizeof *og_library_files; ++f)
-    ok &= og_emit_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, &produced, stats, d);
+    ok &= og_render_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, &produced, d);
   og_value_free(lib);
+  /* Only now that everything rendered: the folders, then the files. */
+  if (ok) ok = og_make_out_dirs(out_dir, d);
+  for (size_t i = 0; ok && i < produced.n; ++i) {
+    int w = og_write_if_changed(produced.paths[i], &produced.texts[i], d);
+    ok = w >= 0;
+    stats->files++;
+    stats->written += w > 0;
+  }
   if (ok) og_prune(out_dir, &produced, stats);
+  for (size_t i = 0; i < produced.n; ++i) og_buf_free(&produced.texts[i]);
+  free(produced.texts);
   for (size_t i = 0; i < produced.n; ++i) free(produced.paths[i]);
   free(produced.paths);
   return ok;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "opspec/dtypes.h"
 
 typedef struct og_dtype_row {
@@ -45,6 +46,31 @@ static og_value *og_c_expr(const og_expr *e, og_expr_spell_fn *spell) {
   og_buf b = {0};
   og_expr_render_c(e, &b, spell, NULL);
   return og_value_str_take(og_buf_take(&b));
+}
+
+/* For handlers: every operation checked (opspec_safe_*), names read from args. */
+static og_value *og_c_expr_checked(const og_expr *e) {
+  og_buf b = {0};
+  og_expr_render_c_checked(e, &b, og_spell_args, NULL);
+  return og_value_str_take(og_buf_take(&b));
+}
+
+typedef void og_escape_fn(og_buf *out, const char *text);
+
+static og_value *og_escaped(og_escape_fn *escape, const char *text) {
+  og_buf b = {0};
+  escape(&b, text);
+  return og_value_str_take(og_buf_take(&b));
+}
+
+/* The doc as the body of a Python triple-quoted docstring, trailing blanks dropped. */
+static og_value *og_doc_py(const char *doc) {
+  size_t len = strlen(doc);
+  while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' ')) --len;
+  char *trimmed = og_xstrndup(doc, len);
+  og_value *v = og_escaped(og_escape_py_string, trimmed);
+  free(trimmed);
+  return v;
 }
 
 static og_value *og_py_expr(const og_expr *e) {
@@ -113,12 +139,34 @@ static void og_ctx_dim(const og_op *op, const og_dim *dim, og_buf *c, og_buf *py
         return;
       }
       og_buf_printf(c, "{OPSPEC_DIM_EXPR, %zu}", extents ? og_list_len(extents) : 0);
-      if (extents) og_list_push(extents, og_c_expr(dim->expr, og_spell_args));
+      if (extents) og_list_push(extents, og_c_expr_checked(dim->expr));
       og_value *pyexpr = og_py_expr(dim->expr);
       og_buf_printf(py, "lambda s: %s", og_value_as_str(pyexpr));
       og_value_free(pyexpr);
       return;
   }
+}
+
+/* An input's `check:` for the CPU handler's opspec_check_values, or none. */
+static og_value *og_ctx_check(const og_content_check *c) {
+  if (!c->present) return og_value_null();
+  og_value *v = og_value_map();
+  const og_expr *bounds[] = {c->min, c->max};
+  static const char *const keys[] = {"min", "max"};
+  for (size_t b = 0; b < 2; ++b) {
+    og_buf key = {0}, text = {0};
+    og_buf_printf(&key, "has_%s", keys[b]);
+    og_map_set_bool(v, og_buf_str(&key), bounds[b] != NULL);
+    og_map_set(v, keys[b], bounds[b] ? og_c_expr_checked(bounds[b]) : og_value_str("0"));
+    if (bounds[b]) og_expr_render_c(bounds[b], &text, NULL, NULL);
+    og_buf_clear(&key);
+    og_buf_printf(&key, "%s_text", keys[b]);
+    og_map_set(v, og_buf_str(&key), og_escaped(og_escape_c_string, og_buf_str(&text)));
+    og_buf_free(&key);
+    og_buf_free(&text);
+  }
+  og_map_set_bool(v, "sorted", c->sorted);
+  return v;
 }
 
 static og_value *og_ctx_array(const og_op *op, const og_array *a, og_value *extents) {
@@ -160,13 +208,14 @@ static og_value *og_ctx_array(const og_op *op, const og_array *a, og_value *exte
     og_buf_free(&one);
     if (d + 1 < a->ndims) og_buf_puts(&py, ", ");
     og_buf_printf(&shape, "%s%s", d ? ", " : "", a->dims[d].text);
-    if (a->role == OG_SCRATCH) og_list_push(scratch_dims, og_c_expr(a->dims[d].expr, og_spell_args));
+    if (a->role == OG_SCRATCH) og_list_push(scratch_dims, og_c_expr_checked(a->dims[d].expr));
   }
   if (a->ndims == 1) og_buf_puts(&py, ",");
   og_map_set(v, "dims_c", dims_c);
   og_map_set(v, "scratch_dims", scratch_dims);
   og_map_set_int(v, "ndims", (int64_t)a->ndims);
   og_map_set(v, "py_dims", og_value_str_take(og_buf_take(&py)));
+  og_map_set(v, "check", og_ctx_check(&a->check));
   og_map_set(v, "shape", og_value_str_take(og_buf_take(&shape)));
   return v;
 }
@@ -195,6 +244,7 @@ static og_value *og_ctx_attr(const og_attr *a, int sorted_index) {
   og_map_set_str(v, "default", a->has_default ? a->default_py : "");
   og_map_set_str(v, "py_type", strcmp(a->type, "bool") == 0 ? "bool" : a->type[0] == 'i' ? "int" : "float");
   og_map_set_str(v, "doc", a->doc ? a->doc : "");
+  og_map_set(v, "doc_py", og_doc_py(a->doc ? a->doc : ""));
   og_map_set_int(v, "sorted_index", sorted_index);
   return v;
 }
@@ -283,17 +333,84 @@ static og_value *og_ctx_cuda_kernels(const og_op *op) {
   return list;
 }
 
-/* The doc as the body of a Python triple-quoted docstring. */
-static og_value *og_doc_py(const char *doc) {
-  og_buf b = {0};
-  size_t len = strlen(doc);
-  while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' ')) --len;
-  for (size_t i = 0; i < len; ++i) {
-    if (doc[i] == '\\') og_buf_puts(&b, "\\\\");
-    else if (doc[i] == '"') og_buf_puts(&b, "\\\"");
-    else og_buf_putc(&b, doc[i]);
+
+/* One entry of a handler's size checks (opspec_check_sizes): what is computed, the
+ * expression as the spec writes it, the checked C expression, the least valid value. */
+static void og_size_push(og_value *list, const char *what, const og_expr *e, int64_t min) {
+  if (!e) return;
+  og_buf text = {0};
+  og_expr_render_c(e, &text, NULL, NULL); /* the spec's spelling, normalised */
+  og_value *v = og_value_map();
+  og_map_set(v, "what", og_escaped(og_escape_c_string, what));
+  og_map_set(v, "text", og_escaped(og_escape_c_string, og_buf_str(&text)));
+  og_map_set(v, "value", og_c_expr_checked(e));
+  og_map_set_int(v, "min", min);
+  og_list_push(list, v);
+  og_buf_free(&text);
+}
+
+static void og_size_push_launch(og_value *list, const char *what, const og_launch *l, int64_t min) {
+  for (size_t i = 0; i < l->n; ++i) {
+    og_buf label = {0};
+    og_buf_printf(&label, l->n > 1 ? "%s %zu" : "%s", what, i);
+    og_size_push(list, og_buf_str(&label), l->extents[i], min);
+    og_buf_free(&label);
   }
-  return og_value_str_take(og_buf_take(&b));
+}
+
+/* Every size a handler must validate before anything computes with it, in three lists
+ * by when the handler can compute them:
+ *   sizes         output dims, scratch dims, check bounds: from inputs and attributes
+ *   launch_sizes  the portable launch's extents, which may read any array's NAME_size
+ *   cuda_sizes    the CUDA-only configuration: threads per block, grids, blocks, shared
+ *                 memory of every kernel
+ * Extents, grids and sizes may be zero (an empty launch runs nothing); thread and block
+ * counts must be positive. */
+static void og_ctx_sizes(const og_op *op, og_value *v) {
+  og_value *sizes = og_value_list(), *launch = og_value_list(), *cuda = og_value_list();
+  og_buf what = {0};
+  for (size_t i = 0; i < op->noutputs; ++i)
+    for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
+      const og_dim *dim = &op->outputs[i].dims[d];
+      if (dim->kind != OG_DIM_EXPR || dim->expr->kind == OG_E_INT) continue;
+      og_buf_clear(&what);
+      og_buf_printf(&what, "output '%s' dim %zu", op->outputs[i].name, d);
+      og_size_push(sizes, og_buf_str(&what), dim->expr, 0);
+    }
+  for (size_t i = 0; i < op->nscratch; ++i)
+    for (size_t d = 0; d < op->scratch[i].ndims; ++d) {
+      og_buf_clear(&what);
+      og_buf_printf(&what, "scratch '%s' dim %zu", op->scratch[i].name, d);
+      og_size_push(sizes, og_buf_str(&what), op->scratch[i].dims[d].expr, 0);
+    }
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'min' of input '%s'", op->inputs[i].name);
+    og_size_push(sizes, og_buf_str(&what), op->inputs[i].check.min, INT64_MIN + 1);
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'max' of input '%s'", op->inputs[i].name);
+    og_size_push(sizes, og_buf_str(&what), op->inputs[i].check.max, INT64_MIN + 1);
+  }
+  og_size_push_launch(launch, "launch extent", &op->launch, 0);
+  og_size_push_launch(cuda, "threads_per_block", &op->threads, 1);
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    static const char *const parts[] = {"launch extent", "threads_per_block", "grid", "block"};
+    const og_launch *launches[] = {&kern->launch, &kern->threads, &kern->grid, &kern->block};
+    static const int64_t mins[] = {0, 1, 0, 1};
+    for (size_t p = 0; p < 4; ++p) {
+      og_buf_clear(&what);
+      og_buf_printf(&what, "cuda kernel '%s' %s", kern->name, parts[p]);
+      og_size_push_launch(cuda, og_buf_str(&what), launches[p], mins[p]);
+    }
+    og_buf_clear(&what);
+    og_buf_printf(&what, "cuda kernel '%s' shared_mem", kern->name);
+    og_size_push(cuda, og_buf_str(&what), kern->shared_mem, 0);
+  }
+  og_buf_free(&what);
+  og_map_set(v, "sizes", sizes);
+  og_map_set(v, "launch_sizes", launch);
+  og_map_set(v, "cuda_sizes", cuda);
 }
 
 static og_value *og_ctx_op_map(const og_op *op) {
@@ -302,6 +419,8 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_map_set_str(v, "doc", op->doc);
   og_map_set(v, "doc_py", og_doc_py(op->doc));
   og_map_set_str(v, "spec", op->src->path);
+  og_map_set(v, "spec_cstr", og_escaped(og_escape_c_string, op->src->path));
+  og_map_set(v, "spec_comment", og_escaped(og_escape_c_comment, op->src->path));
   og_map_set_str(v, "vmap", op->vmap);
 
   og_value *extents = og_value_list(), *all = og_value_list();
@@ -328,6 +447,7 @@ static og_value *og_ctx_op_map(const og_op *op) {
   }
   og_map_set(v, "aliases", aliases);
 
+  og_ctx_sizes(op, v);
   og_map_set(v, "launch", og_ctx_launch(&op->launch, &op->threads));
   og_map_set(v, "kernel", og_ctx_body(op, &op->kernel));
   og_map_set(v, "cpu", og_ctx_body(op, &op->cpu));

@@ -9,9 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deep enough for any real shape formula, shallow enough that a pathological
- * "((((...)))" cannot exhaust the C stack. */
-#define OG_EXPR_MAX_DEPTH 200
+#include "opspec/limits.h"
+
+/* Limits (docs/spec.md, "Limits"): far beyond any real shape formula, and small
+ * enough that no expression can exhaust the generator's stack, Python's parser (which
+ * recurses once per operator of a flat "n + n + ..." chain) or a C compiler. */
+#define OG_EXPR_MAX_DEPTH OPSPEC_MAX_EXPR_DEPTH
+#define OG_EXPR_MAX_NODES OPSPEC_MAX_EXPR_NODES
 
 typedef struct og_eparser {
   const char *text;
@@ -19,6 +23,7 @@ typedef struct og_eparser {
   og_loc loc; /* location of text[0] */
   og_diag *d;
   int depth;
+  int nodes;   /* nodes made so far: a flat chain nests no deeper, but grows */
   bool failed; /* an error has been reported; unwind without reporting more */
 } og_eparser;
 
@@ -41,6 +46,16 @@ static og_expr *og_expr_new(og_expr_kind kind, og_loc loc) {
   e->kind = kind;
   e->loc = loc;
   return e;
+}
+
+/* Counts a node about to be made at `pos`; reports and returns false past the limit. */
+static bool og_ep_count(og_eparser *p, size_t pos) {
+  if (++p->nodes <= OG_EXPR_MAX_NODES) return true;
+  if (!p->failed) {
+    p->failed = true;
+    og_diag_error(p->d, og_loc_advance(p->loc, pos), "expression has more than %d terms and operators", OG_EXPR_MAX_NODES);
+  }
+  return false;
 }
 
 void og_expr_free(og_expr *e) {
@@ -93,6 +108,7 @@ static bool og_ep_close_paren(og_eparser *p, size_t open, const char *expected) 
 
 static og_expr *og_ep_int(og_eparser *p) {
   size_t start = p->pos;
+  if (!og_ep_count(p, start)) return NULL;
   int64_t v = 0;
   bool overflow = false;
   while (og_is_digit(p->text[p->pos])) {
@@ -146,6 +162,7 @@ static og_expr *og_ep_call(og_eparser *p, size_t name_pos, size_t name_len) {
     }
   }
   if (!og_ep_close_paren(p, open, "',' or ')'")) goto fail;
+  if (!og_ep_count(p, name_pos)) goto fail;
   if (nargs != 2) {
     p->failed = true;
     og_diag_error(p->d, at, "%.*s expects 2 arguments, got %d", (int)name_len, name, nargs);
@@ -172,6 +189,7 @@ static og_expr *og_ep_atom(og_eparser *p) {
     size_t len = p->pos - start;
     og_ep_skip_ws(p);
     if (p->text[p->pos] == '(') return og_ep_call(p, start, len);
+    if (!og_ep_count(p, start)) return NULL;
     og_expr *e = og_expr_new(OG_E_NAME, og_ep_loc(p, start));
     e->name = og_xstrndup(p->text + start, len);
     return e;
@@ -204,6 +222,10 @@ static og_expr *og_ep_unary(og_eparser *p) {
   og_expr *a = og_ep_unary(p);
   p->depth--;
   if (!a) return NULL;
+  if (!og_ep_count(p, at)) {
+    og_expr_free(a);
+    return NULL;
+  }
   og_expr *e = og_expr_new(OG_E_NEG, og_ep_loc(p, at));
   e->a = a;
   return e;
@@ -219,9 +241,11 @@ static og_expr *og_ep_binary(og_eparser *p, const char *ops, og_expr *(*next)(og
     char c = p->text[p->pos];
     if (c == '\0' || !strchr(ops, c)) return lhs;
     p->pos++;
+    size_t at = p->pos - 1;
     og_expr *rhs = next(p);
-    if (!rhs) {
+    if (!rhs || !og_ep_count(p, at)) {
       og_expr_free(lhs);
+      og_expr_free(rhs);
       return NULL;
     }
     /* The node is located at its left operand: that is where the subexpression
@@ -362,6 +386,44 @@ static void og_render(const og_erender *r, const og_expr *e) {
   }
 }
 
+/* Every operation becomes a call of its opspec_safe_* helper (opspec/ffi.h), which
+ * yields OPSPEC_SIZE_INVALID on division by zero or int64 overflow and passes an
+ * invalid operand on: one comparison after the whole expression catches any failure. */
+static void og_render_checked(const og_erender *r, const og_expr *e) {
+  static const struct {
+    char op;
+    const char *fn;
+  } og_safe_ops[] = {{'+', "add"}, {'-', "sub"}, {'*', "mul"}, {'/', "div"}, {'%', "mod"}};
+  switch (e->kind) {
+  case OG_E_INT:
+  case OG_E_NAME:
+    og_render(r, e);
+    return;
+  case OG_E_NEG:
+    og_buf_puts(r->out, "opspec_safe_neg(");
+    og_render_checked(r, e->a);
+    og_buf_putc(r->out, ')');
+    return;
+  case OG_E_BIN:
+  case OG_E_CALL: {
+    const char *fn = e->name;
+    for (size_t i = 0; e->kind == OG_E_BIN && i < sizeof og_safe_ops / sizeof *og_safe_ops; ++i)
+      if (og_safe_ops[i].op == e->op) fn = og_safe_ops[i].fn;
+    og_buf_printf(r->out, "opspec_safe_%s(", fn);
+    og_render_checked(r, e->a);
+    og_buf_puts(r->out, ", ");
+    og_render_checked(r, e->b);
+    og_buf_putc(r->out, ')');
+    return;
+  }
+  }
+}
+
+void og_expr_render_c_checked(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud) {
+  og_erender r = {out, spell, ud, false};
+  og_render_checked(&r, e);
+}
+
 void og_expr_render_c(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud) {
   og_erender r = {out, spell, ud, false};
   og_render(&r, e);
@@ -422,4 +484,31 @@ bool og_expr_eval(const og_expr *e, og_expr_lookup_fn *lookup, void *ud, int64_t
     return true;
   }
   return false;
+}
+
+static bool og_expr_has_names(const og_expr *e) {
+  return e && (e->kind == OG_E_NAME || og_expr_has_names(e->a) || og_expr_has_names(e->b));
+}
+
+/* A constant part that cannot be computed ("n / 0", "n % (2 - 2)", "9223372036854775807
+ * + 1") would not compile under -Werror, so it is an error in the spec. Only the
+ * outermost failing constant part is reported. */
+bool og_expr_check_constants(const og_expr *e, const char *what, og_diag *d) {
+  if (!e) return true;
+  if (!og_expr_has_names(e)) {
+    int64_t v;
+    if (og_expr_eval(e, NULL, NULL, &v)) return true;
+    og_diag_error(d, e->loc, "%s has a constant part that divides by zero or overflows int64", what);
+    return false;
+  }
+  bool ok = og_expr_check_constants(e->a, what, d) && og_expr_check_constants(e->b, what, d);
+  /* "n / 0": the divisor alone is a constant that computes fine, but is zero. */
+  bool divides = (e->kind == OG_E_BIN && (e->op == '/' || e->op == '%')) ||
+                 (e->kind == OG_E_CALL && strcmp(e->name, "cdiv") == 0);
+  int64_t divisor;
+  if (ok && divides && !og_expr_has_names(e->b) && og_expr_eval(e->b, NULL, NULL, &divisor) && divisor == 0) {
+    og_diag_error(d, e->b->loc, "%s divides by zero", what);
+    return false;
+  }
+  return ok;
 }

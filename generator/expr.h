@@ -6,6 +6,8 @@
  *   unary := '-' unary | atom
  *   atom  := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
  *
+ * At most OPSPEC_MAX_EXPR_NODES terms and operators, nested at most
+ * OPSPEC_MAX_EXPR_DEPTH deep (opspec/limits.h).
  * Values are int64 and non-negative in practice; '/' and '%' are integer division
  * (C semantics, which equal Python's // and % on non-negative operands).
  * Functions: min(a, b), max(a, b), cdiv(a, b) (ceiling division).
@@ -54,6 +56,11 @@ typedef void og_expr_spell_fn(og_buf *out, const char *name, void *ud);
 /* Renders as a C expression of type int64_t (min/max/cdiv become the runtime's
  * opspec_min / opspec_max / opspec_cdiv). Parenthesised only where needed. */
 void og_expr_render_c(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud);
+/* Renders as a C expression in which every operation is checked: each becomes a call
+ * of opspec_safe_add / _sub / _mul / _div / _mod / _neg / _min / _max / _cdiv, which
+ * give OPSPEC_SIZE_INVALID on division by zero or int64 overflow. Handlers compute
+ * every size this way before any kernel computes the same sizes with plain operators. */
+void og_expr_render_c_checked(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud);
 /* Renders as a Python expression ('/' becomes '//', cdiv(a, b) becomes -(-(a) // (b)),
  * min and max become _min and _max, which the stub module binds to the builtins so an op
  * named max cannot shadow them). */
@@ -63,6 +70,10 @@ void og_expr_render_py(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, v
  * unknown name or division by zero. */
 typedef bool og_expr_lookup_fn(const char *name, int64_t *value, void *ud);
 bool og_expr_eval(const og_expr *e, og_expr_lookup_fn *lookup, void *ud, int64_t *out);
+
+/* Reports (as "<what> divides by zero" or "... overflows int64") every constant part of
+ * `e` that cannot be computed. Returns false if it reported anything. */
+bool og_expr_check_constants(const og_expr *e, const char *what, og_diag *d);
 
 /* True if the expression is a bare integer literal or a bare name. */
 bool og_expr_is_atom(const og_expr *e);

@@ -1,6 +1,6 @@
 /* opspec-gen: YAML op specs in, C/CUDA/Python bindings out.
  *
- *   opspec-gen [--check] [--out DIR] [--templates DIR] SPEC.yaml...
+ *   opspec-gen [--check] [--out DIR] [--templates DIR] [--max-errors N] SPEC.yaml...
  *
  * Every spec is loaded and validated first; if any has an error, all errors are printed
  * and nothing is written. Then every template is rendered for every op into DIR
@@ -9,16 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "emit.h"
 #include "model.h"
 #include "tmpl.h"
 
 static void og_usage(FILE *f) {
-  fputs("usage: opspec-gen [--check] [--out DIR] [--templates DIR] [--quiet] SPEC.yaml...\n"
+  fputs("usage: opspec-gen [--check] [--out DIR] [--templates DIR] [--max-errors N] [--quiet] SPEC.yaml...\n"
         "  --check          validate the specs, write nothing\n"
         "  --out DIR        where generated files go (default: generated)\n"
         "  --templates DIR  where templates are read from (default: templates)\n"
+        "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
         "  --quiet          print nothing but errors\n",
         f);
 }
@@ -26,6 +28,7 @@ static void og_usage(FILE *f) {
 int main(int argc, char **argv) {
   const char *out_dir = "generated", *template_dir = "templates";
   bool check_only = false, quiet = false;
+  int max_errors = 20;
   const char **paths = calloc((size_t)argc, sizeof *paths);
   size_t npaths = 0;
   for (int i = 1; i < argc; ++i) {
@@ -36,6 +39,15 @@ int main(int argc, char **argv) {
     } else if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--templates") == 0) && i + 1 < argc) {
       *(argv[i][2] == 'o' ? &out_dir : &template_dir) = argv[i + 1];
       ++i;
+    } else if (strcmp(argv[i], "--max-errors") == 0 && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (argv[i][0] == '\0' || *end != '\0' || v < 0 || v > 1000000) {
+        fprintf(stderr, "opspec-gen: error: --max-errors needs a count, got '%s'\n", argv[i]);
+        free(paths);
+        return 2;
+      }
+      max_errors = (int)v;
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       og_usage(stdout);
       free(paths);
@@ -55,23 +67,31 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  og_diag d = {0};
+  og_diag d = {.max_shown = max_errors};
   og_op **ops = calloc(npaths, sizeof *ops);
   size_t nops = 0;
   for (size_t i = 0; i < npaths; ++i) {
     og_op *op = og_spec_load(paths[i], &d);
     if (!op) continue;
     for (size_t j = 0; j < nops; ++j)
-      if (strcmp(ops[j]->name, op->name) == 0) {
-        og_diag_error(&d, op->loc, "op '%s' is defined twice", op->name);
-        og_diag_note(&d, ops[j]->loc, "first defined here");
+      if (strcasecmp(ops[j]->name, op->name) == 0) {
+        /* Names differing only in case would share an include guard, and their files
+         * would collide on case-insensitive file systems. */
+        if (strcmp(ops[j]->name, op->name) == 0)
+          og_diag_error(&d, op->loc, "op '%s' is defined twice", op->name);
+        else
+          og_diag_error(&d, op->loc, "op '%s' differs from op '%s' only in case", op->name, ops[j]->name);
+        og_diag_note(&d, ops[j]->loc, "'%s' is defined here", ops[j]->name);
       }
     ops[nops++] = op;
   }
 
   int status = 0;
   if (d.errors) {
-    fprintf(stderr, "%s%d error%s; nothing was written\n", og_buf_str(&d.out), d.errors, d.errors == 1 ? "" : "s");
+    int hidden = og_diag_hidden(&d);
+    fprintf(stderr, "%s%d error%s", og_buf_str(&d.out), d.errors, d.errors == 1 ? "" : "s");
+    if (hidden) fprintf(stderr, " (%d not shown; --max-errors 0 shows all)", hidden);
+    fprintf(stderr, "; nothing was written\n");
     status = 1;
   } else if (!check_only) {
     og_tmpl_env *env = og_tmpl_env_new(template_dir);

@@ -15,13 +15,7 @@
 #include "expr.h"
 #include "yaml_tree.h"
 
-/* The most dims an array may have (the handler rejects more; the args struct holds
- * shapes in fixed arrays of this size so they travel by value into CUDA kernels). */
-#define OG_MAX_RANK 8
-/* The sizes of the runtime's binding tables (OPSPEC_MAX_* in runtime/include/opspec/ffi.h). */
-#define OG_MAX_TYPEVARS 4
-#define OG_MAX_SYMBOLS 32
-#define OG_MAX_ATTRS 32
+#include "opspec/limits.h" /* OPSPEC_MAX_*: shared with the runtime */
 
 typedef enum og_dim_kind {
   OG_DIM_INT,      /* a fixed extent: value */
@@ -39,6 +33,14 @@ typedef struct og_dim {
   char *text;    /* the dim as written, for messages and alias comparison */
 } og_dim;
 
+/* What an input's contents must satisfy (`check:`), enforced by the CPU handler. */
+typedef struct og_content_check {
+  bool present;
+  og_loc loc;
+  og_expr *min, *max; /* inclusive bounds, or NULL */
+  bool sorted;        /* non-decreasing */
+} og_content_check;
+
 typedef enum og_array_role { OG_INPUT, OG_OUTPUT, OG_SCRATCH } og_array_role;
 
 typedef struct og_array {
@@ -54,6 +56,7 @@ typedef struct og_array {
   bool has_ellipsis;
   int alias_of;  /* outputs: index of the input it aliases, or -1 */
   bool aliased;  /* inputs: some output aliases it */
+  og_content_check check; /* inputs only */
 } og_array;
 
 typedef struct og_typevar {

@@ -8,27 +8,7 @@
 #include <string.h>
 
 #include "model.h"
-
-/* Words a user name may not take: C and CUDA C++ keywords (bodies are compiled as
- * both), Python keywords (stub parameters), and names the generated code defines. */
-static const char *const og_reserved[] = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
-    "class", "delete", "new", "namespace", "template", "this", "throw", "try", "catch",
-    "private", "public", "protected", "virtual", "operator", "using", "friend", "typename",
-    "and", "as", "assert", "async", "await", "def", "del", "elif", "except", "finally",
-    "from", "global", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
-    "raise", "with", "yield", "None", "True", "False",
-    "i", "j", "k", "args", "variant", "stream", "scratch",
-};
-
-static bool og_is_reserved(const char *name) {
-  for (size_t i = 0; i < sizeof og_reserved / sizeof *og_reserved; ++i)
-    if (strcmp(og_reserved[i], name) == 0) return true;
-  return strncmp(name, "opspec_", 7) == 0 || strncmp(name, "OPSPEC_", 7) == 0;
-}
+#include "names.h"
 
 typedef struct og_name {
   const char *name;
@@ -46,8 +26,9 @@ typedef struct og_names {
 /* Adds a name; reports and returns false if it is reserved or taken. */
 static bool og_names_add(og_names *ns, const char *name, og_loc loc, const char *what, og_diag *d) {
   if (!name) return false;
-  if (og_is_reserved(name)) {
-    og_diag_error(d, loc, "%s name '%s' is reserved", what, name);
+  const char *why = og_reserved_why(name);
+  if (why) {
+    og_diag_error(d, loc, "%s name '%s' is reserved: %s", what, name, why);
     return false;
   }
   for (size_t i = 0; i < ns->n; ++i) {
@@ -140,6 +121,7 @@ static void og_check_expr(const og_op *op, const og_expr *e, og_scope scope, con
   if (!e) return;
   og_expr_ctx c = {op, scope, what, d};
   og_expr_visit_names(e, og_check_expr_name, &c);
+  og_expr_check_constants(e, what, d);
 }
 
 /* Launch extents may be zero (an empty launch is skipped); thread and block counts may
@@ -165,6 +147,24 @@ static void og_check_arrays(og_op *op, og_array *arrays, size_t n, og_diag *d) {
     for (size_t j = 0; j < a->ndims; ++j)
       og_check_expr(op, a->dims[j].expr, OG_SCOPE_SHAPE, "shape", d);
   }
+}
+
+static bool og_is_integer_dtype(const char *dtype) {
+  return strncmp(dtype, "int", 3) == 0 || strncmp(dtype, "uint", 4) == 0;
+}
+
+/* `check:` bounds are compared with integer contents, so the input must be integer
+ * typed: a concrete integer dtype, or a type variable whose every choice is one. */
+static void og_check_contents(const og_op *op, const og_array *a, og_diag *d) {
+  if (!a->check.present || !a->dtype) return;
+  bool integer = a->typevar < 0 ? og_is_integer_dtype(a->dtype) : true;
+  for (size_t c = 0; a->typevar >= 0 && c < op->types[a->typevar].nchoices; ++c)
+    integer &= og_is_integer_dtype(op->types[a->typevar].choices[c]);
+  if (!integer)
+    og_diag_error(d, a->check.loc, "input '%s' has a check, but checks apply only to integer inputs (its dtype is %s)", a->name,
+                  a->dtype);
+  og_check_expr(op, a->check.min, OG_SCOPE_SHAPE, "check 'min'", d);
+  og_check_expr(op, a->check.max, OG_SCOPE_SHAPE, "check 'max'", d);
 }
 
 static bool og_same_shape(const og_array *x, const og_array *y) {
@@ -257,7 +257,8 @@ void og_spec_check(og_op *op, og_diag *d) {
   if (op->name && (strlen(op->name) != stem || strncmp(base, op->name, stem) != 0))
     og_diag_error(d, op->loc, "op '%s' must be defined in a file named '%s.yaml'", op->name, op->name);
   if (op->noutputs == 0) og_diag_error(d, op->loc, "op '%s' has no outputs", op->name);
-  if (op->name && og_is_reserved(op->name)) og_diag_error(d, op->loc, "op name '%s' is reserved", op->name);
+  const char *why = op->name ? og_reserved_why(op->name) : NULL;
+  if (why) og_diag_error(d, op->loc, "op name '%s' is reserved: %s", op->name, why);
 
   og_collect_symbols(op);
   og_names ns = {0};
@@ -270,12 +271,11 @@ void og_spec_check(og_op *op, og_diag *d) {
     og_names_add(&ns, op->symbols[i], og_symbol_loc(op, op->symbols[i]), "shape symbol", d);
   og_names_free(&ns);
 
-  /* The handler runtime binds into fixed tables (opspec/ffi.h). */
-  if (op->ntypes > OG_MAX_TYPEVARS)
-    og_diag_error(d, op->types[OG_MAX_TYPEVARS].loc, "at most %d type variables are supported", OG_MAX_TYPEVARS);
-  if (op->nsymbols > OG_MAX_SYMBOLS) og_diag_error(d, op->loc, "at most %d shape symbols are supported", OG_MAX_SYMBOLS);
-  if (op->nattrs > OG_MAX_ATTRS)
-    og_diag_error(d, op->attrs[OG_MAX_ATTRS].loc, "at most %d attributes are supported", OG_MAX_ATTRS);
+  /* The handler runtime binds into fixed tables (opspec/limits.h); the loader already
+   * capped type variables and attributes. */
+  if (op->nsymbols > OPSPEC_MAX_SYMBOLS)
+    og_diag_error(d, og_symbol_loc(op, op->symbols[OPSPEC_MAX_SYMBOLS]), "at most %d shape symbols are supported, got %zu",
+                  OPSPEC_MAX_SYMBOLS, op->nsymbols);
 
   for (size_t t = 0; t < op->ntypes; ++t) {
     for (size_t i = 0; i < op->ninputs && op->types[t].bound_by < 0; ++i)
@@ -286,6 +286,7 @@ void og_spec_check(og_op *op, og_diag *d) {
   }
 
   og_check_arrays(op, op->inputs, op->ninputs, d);
+  for (size_t i = 0; i < op->ninputs; ++i) og_check_contents(op, &op->inputs[i], d);
   og_check_arrays(op, op->outputs, op->noutputs, d);
   og_check_arrays(op, op->scratch, op->nscratch, d);
   og_check_aliases(op, d);

@@ -1,5 +1,7 @@
 #include "spec_keys.h"
 
+#include "opspec/limits.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -74,9 +76,16 @@ bool og_is_ident(const char *s) {
   return true;
 }
 
+bool og_want_name_length(const og_ynode *n, const char *what, og_diag *d) {
+  size_t len = strlen(n->text);
+  if (len <= OPSPEC_MAX_NAME) return true;
+  og_diag_error(d, n->loc, "%s is %zu characters long; at most %d are allowed", what, len, OPSPEC_MAX_NAME);
+  return false;
+}
+
 bool og_want_ident(const og_ynode *n, const char *what, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return false;
-  if (og_is_ident(n->text)) return true;
+  if (og_is_ident(n->text)) return og_want_name_length(n, what, d);
   og_diag_error(d, n->loc, "%s must be an identifier ([A-Za-z_][A-Za-z0-9_]*), got '%s'", what,
                 n->text);
   return false;

@@ -35,6 +35,8 @@ void og_keys_finish(og_keys *k, og_diag *d);
 /* Scalar helpers: report "<what> must be a <kind>" and return false on mismatch. */
 bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d);
 bool og_want_ident(const og_ynode *n, const char *what, og_diag *d);
+/* Reports a name longer than OPSPEC_MAX_NAME characters. */
+bool og_want_name_length(const og_ynode *n, const char *what, og_diag *d);
 bool og_want_int(const og_ynode *n, const char *what, int64_t *out, og_diag *d);
 bool og_is_ident(const char *s);
 

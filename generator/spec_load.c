@@ -4,6 +4,8 @@
  * unknown (spec_keys.h). Errors never stop loading early: a spec with three mistakes
  * gets three messages. Cross-references (symbols, aliases, names) are the checker's job.
  */
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,27 @@ static og_loc og_scalar_text_loc(const og_ynode *n) {
   return loc;
 }
 
+/* How many of a sequence's (or mapping's) items to load: all of them up to `max`; past
+ * it, one error at the first item too many. Loading stops there, so a spec with 200,000
+ * inputs costs no more than one with `max`. */
+static size_t og_capped(const og_ynode *n, size_t max, const char *what, og_diag *d) {
+  if (n->n <= max) return n->n;
+  const og_ynode *first_extra = n->kind == OG_Y_MAP ? n->keys[max] : n->items[max];
+  og_diag_error(d, first_extra->loc, "at most %zu %s are supported, got %zu", max, what, n->n);
+  return max;
+}
+
+/* Parses a decimal int64, rejecting anything else, and values past INT64_MAX rather
+ * than clamping them. */
+static bool og_parse_int64(const char *text, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (text[0] == '\0' || *end != '\0' || errno == ERANGE) return false;
+  *out = (int64_t)v;
+  return true;
+}
+
 static og_expr *og_load_expr(const og_ynode *n, const char *what, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return NULL;
   if (n->style == OG_YS_LITERAL || n->style == OG_YS_FOLDED || strchr(n->text, '\n')) {
@@ -56,8 +79,9 @@ static og_expr *og_load_expr(const og_ynode *n, const char *what, og_diag *d) {
 
 static void og_load_types(og_op *op, const og_ynode *n, og_diag *d) {
   if (!og_want_kind(n, OG_Y_MAP, "'types'", d)) return;
-  op->types = og_xcalloc(n->n, sizeof *op->types);
-  for (size_t i = 0; i < n->n; ++i) {
+  size_t count = og_capped(n, OPSPEC_MAX_TYPEVARS, "type variables", d);
+  op->types = og_xcalloc(count ? count : 1, sizeof *op->types);
+  for (size_t i = 0; i < count; ++i) {
     const og_ynode *key = n->keys[i], *choices = n->items[i];
     if (!og_want_ident(key, "type variable name", d)) continue;
     og_typevar *tv = &op->types[op->ntypes++];
@@ -66,9 +90,11 @@ static void og_load_types(og_op *op, const og_ynode *n, og_diag *d) {
     tv->bound_by = -1;
     if (!og_want_kind(choices, OG_Y_SEQ, "type variable choices", d)) continue;
     if (choices->n == 0) og_diag_error(d, choices->loc, "type variable '%s' has no choices", tv->name);
-    tv->choices = og_xcalloc(choices->n, sizeof *tv->choices);
-    tv->choice_locs = og_xcalloc(choices->n, sizeof *tv->choice_locs);
-    for (size_t c = 0; c < choices->n; ++c) {
+    /* Each dtype at most once, so no more choices than dtypes. */
+    size_t nchoices = og_capped(choices, OG_NDTYPES, "choices (one per dtype)", d);
+    tv->choices = og_xcalloc(nchoices ? nchoices : 1, sizeof *tv->choices);
+    tv->choice_locs = og_xcalloc(nchoices ? nchoices : 1, sizeof *tv->choice_locs);
+    for (size_t c = 0; c < nchoices; ++c) {
       const og_ynode *ch = choices->items[c];
       if (!og_want_kind(ch, OG_Y_SCALAR, "type variable choice", d)) continue;
       if (!og_is_dtype(ch->text)) {
@@ -96,15 +122,19 @@ static void og_load_dim(og_dim *dim, const og_ynode *n, og_array_role role, og_d
   if (role == OG_INPUT) {
     /* Input dims bind symbols, so they must be plain: a symbol or a number. */
     if (og_is_ident(n->text)) {
+      if (!og_want_name_length(n, "shape symbol", d)) return;
       dim->kind = OG_DIM_SYM;
       dim->name = og_xstrdup(n->text);
       return;
     }
-    char *end;
-    long long v = strtoll(n->text, &end, 10);
-    if (n->text[0] && *end == '\0' && v >= 0) {
+    int64_t v;
+    if (og_parse_int64(n->text, &v) && v >= 0) {
       dim->kind = OG_DIM_INT;
       dim->value = v;
+      return;
+    }
+    if (n->text[0] && strspn(n->text, "0123456789") == strlen(n->text)) {
+      og_diag_error(d, n->loc, "input dim '%s' is larger than the largest int64 (9223372036854775807)", n->text);
       return;
     }
     og_diag_error(d, n->loc,
@@ -114,6 +144,26 @@ static void og_load_dim(og_dim *dim, const og_ynode *n, og_array_role role, og_d
   }
   dim->kind = OG_DIM_EXPR;
   dim->expr = og_load_expr(n, "a shape dim", d);
+}
+
+/* `check: {min: EXPR, max: EXPR, sorted: true}`: what an input's contents must satisfy. */
+static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
+  og_keys k;
+  a->check.loc = n->loc;
+  if (!og_keys_begin(&k, n, "check", d)) return;
+  const og_ynode *min = og_keys_take(&k, "min");
+  const og_ynode *max = og_keys_take(&k, "max");
+  const og_ynode *sorted = og_keys_take(&k, "sorted");
+  og_keys_finish(&k, d);
+  a->check.present = true;
+  if (min) a->check.min = og_load_expr(min, "check 'min'", d);
+  if (max) a->check.max = og_load_expr(max, "check 'max'", d);
+  if (sorted && og_want_kind(sorted, OG_Y_SCALAR, "check 'sorted'", d)) {
+    if (strcmp(sorted->text, "true") == 0) a->check.sorted = true;
+    else if (strcmp(sorted->text, "false") != 0)
+      og_diag_error(d, sorted->loc, "check 'sorted' must be true or false, got '%s'", sorted->text);
+  }
+  if (!min && !max && !sorted) og_diag_error(d, n->loc, "check needs at least one of min, max, sorted");
 }
 
 static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_diag *d) {
@@ -127,6 +177,8 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
   const og_ynode *name = og_keys_need(&k, "name", d);
   const og_ynode *dtype = og_keys_need(&k, "dtype", d);
   const og_ynode *shape = og_keys_need(&k, "shape", d);
+  /* Only inputs have contents to check. */
+  const og_ynode *check = role == OG_INPUT ? og_keys_take(&k, "check") : NULL;
   og_keys_finish(&k, d);
   if (name && og_want_ident(name, "array name", d)) {
     a->name = og_xstrdup(name->text);
@@ -139,11 +191,11 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
       if (strcmp(op->types[t].name, dtype->text) == 0) a->typevar = (int)t;
     if (a->typevar < 0 && !og_is_dtype(dtype->text)) og_report_bad_dtype(op, dtype, d);
   }
+  if (check) og_load_check(a, check, d);
   if (shape && og_want_kind(shape, OG_Y_SEQ, "shape", d)) {
-    if (shape->n > OG_MAX_RANK)
-      og_diag_error(d, shape->loc, "shape has %zu dims; at most %d are supported", shape->n, OG_MAX_RANK);
-    a->dims = og_xcalloc(shape->n, sizeof *a->dims);
-    for (size_t i = 0; i < shape->n; ++i) {
+    size_t rank = og_capped(shape, OPSPEC_MAX_RANK, "dims", d);
+    a->dims = og_xcalloc(rank ? rank : 1, sizeof *a->dims);
+    for (size_t i = 0; i < rank; ++i) {
       og_load_dim(&a->dims[i], shape->items[i], role, d);
       a->ndims++;
       if (a->dims[i].kind != OG_DIM_ELLIPSIS) continue;
@@ -155,13 +207,16 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
 
 static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role, size_t *count, og_diag *d) {
   static const char *const what[] = {"'inputs'", "'outputs'", "'scratch'"};
+  static const char *const plural[] = {"inputs", "outputs", "scratch buffers"};
+  static const size_t max[] = {OPSPEC_MAX_INPUTS, OPSPEC_MAX_OUTPUTS, OPSPEC_MAX_SCRATCH};
   if (!og_want_kind(n, OG_Y_SEQ, what[role], d)) return NULL;
-  og_array *arrays = og_xcalloc(n->n, sizeof *arrays);
-  for (size_t i = 0; i < n->n; ++i) {
+  size_t loaded = og_capped(n, max[role], plural[role], d);
+  og_array *arrays = og_xcalloc(loaded ? loaded : 1, sizeof *arrays);
+  for (size_t i = 0; i < loaded; ++i) {
     arrays[i].index = i;
     og_load_array(op, &arrays[i], n->items[i], role, d);
   }
-  *count = n->n;
+  *count = loaded;
   return arrays;
 }
 
@@ -177,18 +232,21 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
   }
   char *end;
   if (a->type[0] == 'i') {
-    long long v = strtoll(t, &end, 10);
-    bool fits = strcmp(a->type, "int64") == 0 || (v >= INT32_MIN && v <= INT32_MAX);
-    if (!*t || *end || !fits) {
+    int64_t v = 0;
+    bool parsed = og_parse_int64(t, &v);
+    bool fits = parsed && (strcmp(a->type, "int64") == 0 || (v >= INT32_MIN && v <= INT32_MAX));
+    if (!fits) {
       og_diag_error(d, n->loc, "default of %s attribute '%s' must be an integer in range, got '%s'", a->type, a->name, t);
       return NULL;
     }
     og_buf b = {0};
-    og_buf_printf(&b, "%lld", v);
+    og_buf_printf(&b, "%lld", (long long)v);
     return og_buf_take(&b);
   }
   double v = strtod(t, &end);
-  if (!*t || *end || !isfinite(v)) {
+  /* A float32 default must survive the conversion to float32 too. */
+  bool finite = isfinite(v) && (strcmp(a->type, "float32") != 0 || fabs(v) <= FLT_MAX);
+  if (!*t || *end || !finite) {
     og_diag_error(d, n->loc, "default of %s attribute '%s' must be a finite number, got '%s'", a->type, a->name, t);
     return NULL;
   }
@@ -202,8 +260,9 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
 static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
   static const char *const types[] = {"bool", "int32", "int64", "float32", "float64"};
   if (!og_want_kind(n, OG_Y_SEQ, "'attrs'", d)) return;
-  op->attrs = og_xcalloc(n->n, sizeof *op->attrs);
-  for (size_t i = 0; i < n->n; ++i) {
+  size_t count = og_capped(n, OPSPEC_MAX_ATTRS, "attributes", d);
+  op->attrs = og_xcalloc(count ? count : 1, sizeof *op->attrs);
+  for (size_t i = 0; i < count; ++i) {
     og_attr *a = &op->attrs[op->nattrs++];
     og_keys k;
     a->loc = n->items[i]->loc;
@@ -270,8 +329,9 @@ static void og_load_body(og_body *b, const og_ynode *n, const char *what, og_dia
 
 static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SEQ, "'cuda'", d)) return;
-  op->cuda = og_xcalloc(n->n, sizeof *op->cuda);
-  for (size_t i = 0; i < n->n; ++i) {
+  size_t count = og_capped(n, OPSPEC_MAX_CUDA_KERNELS, "cuda kernels", d);
+  op->cuda = og_xcalloc(count ? count : 1, sizeof *op->cuda);
+  for (size_t i = 0; i < count; ++i) {
     og_cuda_kernel *kern = &op->cuda[op->ncuda++];
     og_keys k;
     kern->loc = n->items[i]->loc;
@@ -340,6 +400,18 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (cuda) og_load_cuda(op, cuda, d);
 }
 
+/* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
+ * as a C string would silently cut it there. */
+static void og_reject_nuls(const og_ynode *n, og_diag *d) {
+  if (!n) return;
+  if (n->kind == OG_Y_SCALAR && strlen(n->text) != n->len)
+    og_diag_error(d, n->loc, "text contains a NUL character (\\0), which C and Python strings cannot carry");
+  for (size_t i = 0; i < n->n; ++i) {
+    if (n->kind == OG_Y_MAP) og_reject_nuls(n->keys[i], d);
+    og_reject_nuls(n->items[i], d);
+  }
+}
+
 og_op *og_spec_load(const char *path, og_diag *d) {
   int before = d->errors;
   og_source *src = og_source_read(path, d);
@@ -348,7 +420,8 @@ og_op *og_spec_load(const char *path, og_diag *d) {
   op->src = src;
   op->loc = (og_loc){src, 1, 1};
   op->tree = og_yaml_load(src, d);
-  if (op->tree) og_load_op(op, d);
+  og_reject_nuls(op->tree, d);
+  if (op->tree && d->errors == before) og_load_op(op, d);
   if (op->tree && d->errors == before) og_spec_check(op, d);
   if (d->errors != before) {
     og_op_free(op);
@@ -365,6 +438,8 @@ static void og_arrays_free(og_array *arrays, size_t n) {
       og_expr_free(arrays[i].dims[j].expr);
     }
     free(arrays[i].dims);
+    og_expr_free(arrays[i].check.min);
+    og_expr_free(arrays[i].check.max);
     free(arrays[i].name);
     free(arrays[i].dtype);
   }

@@ -203,12 +203,17 @@ static og_ynode *og_yl_find_key(const og_ynode *map, const og_ynode *key) {
   return NULL;
 }
 
+/* No spec mapping needs more keys; the cap keeps the duplicate-key search (linear per
+ * key) from turning a huge mapping quadratic. */
+#define OG_YAML_MAX_KEYS 256
+
 static og_ynode *og_yl_map(og_yloader *l, yaml_event_t *ev, int depth) {
   og_loc loc = og_yl_loc(l, ev->start_mark);
   og_yl_check_props(l, loc, ev->data.mapping_start.anchor, ev->data.mapping_start.tag);
   yaml_event_delete(ev);
   og_ynode *map = og_ynode_new(OG_Y_MAP, loc);
   size_t kcap = 0, icap = 0;
+  bool too_many = false;
   for (;;) {
     if (!og_yl_next(l, ev)) goto fail;
     if (ev->type == YAML_MAPPING_END_EVENT) {
@@ -225,6 +230,14 @@ static og_ynode *og_yl_map(og_yloader *l, yaml_event_t *ev, int depth) {
       og_diag_error(l->d, key->loc, "mapping keys must be scalars, got a %s",
                     og_ynode_kind_name(key->kind));
       l->errors++;
+      keep = false;
+    }
+    if (keep && map->n == OG_YAML_MAX_KEYS) {
+      if (!too_many) {
+        og_diag_error(l->d, key->loc, "a mapping may have at most %d keys", OG_YAML_MAX_KEYS);
+        l->errors++;
+      }
+      too_many = true;
       keep = false;
     }
     if (keep) {

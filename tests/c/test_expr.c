@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "expr.h"
+#include "opspec/limits.h"
 
 /* Parses `text` as the whole of line 1 of "e.yaml"; returns NULL on error. */
 static og_expr *parse_ok(const char *text, og_source **src) {
@@ -391,14 +392,96 @@ static void test_depth(void) {
   og_diag_free(&d);
   og_buf_free(&text);
 
-  /* Moderate nesting is fine. */
-  for (int i = 0; i < 50; ++i) og_buf_putc(&text, '(');
+  /* Nesting up to the limit is fine (the outermost level counts as one). */
+  for (int i = 0; i < OPSPEC_MAX_EXPR_DEPTH - 1; ++i) og_buf_putc(&text, '(');
   og_buf_putc(&text, 'n');
-  for (int i = 0; i < 50; ++i) og_buf_putc(&text, ')');
+  for (int i = 0; i < OPSPEC_MAX_EXPR_DEPTH - 1; ++i) og_buf_putc(&text, ')');
   char *r = render(og_buf_str(&text), false, NULL);
   OG_CHECK_STR(r, "n");
   free(r);
   og_buf_free(&text);
+}
+
+/* A flat chain nests no deeper but grows: 200,000 terms once overflowed the stack. */
+static void test_size(void) {
+  og_buf text = {0};
+  og_buf_puts(&text, "n");
+  for (int i = 1; i < 200000; ++i) og_buf_puts(&text, " + n");
+  og_diag d = {0};
+  og_expr *e = og_expr_parse(og_buf_str(&text), (og_loc){NULL, 1, 1}, &d);
+  OG_CHECK(e == NULL);
+  OG_CHECK(d.errors == 1);
+  OG_CHECK_CONTAINS(og_buf_str(&d.out), "expression has more than 128 terms and operators");
+  og_diag_free(&d);
+  og_buf_free(&text);
+
+  /* Exactly at the limit: 64 terms and 63 operators, plus one unary minus. */
+  og_buf_puts(&text, "-n");
+  for (int i = 1; i < 64; ++i) og_buf_puts(&text, " * n");
+  d = (og_diag){0};
+  e = og_expr_parse(og_buf_str(&text), (og_loc){NULL, 1, 1}, &d);
+  OG_CHECK(e != NULL && d.errors == 0);
+  og_expr_free(e);
+  og_buf_puts(&text, " - 1");
+  e = og_expr_parse(og_buf_str(&text), (og_loc){NULL, 1, 1}, &d);
+  OG_CHECK(e == NULL && d.errors == 1);
+  og_diag_free(&d);
+  og_buf_free(&text);
+}
+
+static char *render_checked(const char *text) {
+  og_diag d = {0};
+  og_expr *e = og_expr_parse(text, (og_loc){NULL, 1, 1}, &d);
+  OG_CHECK(e != NULL);
+  og_buf out = {0};
+  if (e) og_expr_render_c_checked(e, &out, NULL, NULL);
+  og_expr_free(e);
+  og_diag_free(&d);
+  return og_buf_take(&out);
+}
+
+static void test_render_checked(void) {
+  char *r = render_checked("n");
+  OG_CHECK_STR(r, "n");
+  free(r);
+  r = render_checked("(rows_p1 - 1) * 2 / m % 3");
+  OG_CHECK_STR(r, "opspec_safe_mod(opspec_safe_div(opspec_safe_mul(opspec_safe_sub(rows_p1, 1), 2), m), 3)");
+  free(r);
+  r = render_checked("-cdiv(n, 256) + max(a, min(b, 4))");
+  OG_CHECK_STR(r, "opspec_safe_add(opspec_safe_neg(opspec_safe_cdiv(n, 256)), opspec_safe_max(a, opspec_safe_min(b, 4)))");
+  free(r);
+}
+
+/* Constant parts that C would reject under -Werror are errors, located at the part. */
+static void test_constants(void) {
+  static const struct {
+    const char *text, *message;
+  } cases[] = {
+      {"n / 0", "e.yaml:1:5: error: shape divides by zero\n"},
+      {"n % (2 - 2)", "e.yaml:1:6: error: shape divides by zero\n"},
+      {"cdiv(n, 0)", "e.yaml:1:9: error: shape divides by zero\n"},
+      {"n * (9223372036854775807 + 1)", "e.yaml:1:6: error: shape has a constant part that divides by zero or overflows int64\n"},
+      {"m * (4 / 0)", "e.yaml:1:6: error: shape has a constant part that divides by zero or overflows int64\n"},
+  };
+  og_source *src = og_source_from_string("e.yaml", "");
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    og_diag d = {0};
+    og_expr *e = og_expr_parse(cases[i].text, (og_loc){src, 1, 1}, &d);
+    OG_CHECK(e != NULL);
+    OG_CHECK(!og_expr_check_constants(e, "shape", &d));
+    OG_CHECK(d.errors == 1);
+    OG_CHECK(strncmp(og_buf_str(&d.out), cases[i].message, strlen(cases[i].message)) == 0);
+    if (strncmp(og_buf_str(&d.out), cases[i].message, strlen(cases[i].message)) != 0)
+      fprintf(stderr, "%s: got %s", cases[i].text, og_buf_str(&d.out));
+    og_expr_free(e);
+    og_diag_free(&d);
+  }
+  og_diag d = {0};
+  og_expr *e = og_expr_parse("n / (m - 0) + 4 % 3 - 9223372036854775807", (og_loc){src, 1, 1}, &d);
+  OG_CHECK(e && og_expr_check_constants(e, "shape", &d) && d.errors == 0);
+  og_expr_free(e);
+  og_diag_free(&d);
+  og_source_free(src);
 }
 
 int main(void) {
@@ -409,5 +492,8 @@ int main(void) {
   test_names_and_locs();
   test_errors();
   test_depth();
+  test_size();
+  test_render_checked();
+  test_constants();
   return og_check_report("test_expr");
 }
