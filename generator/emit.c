@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "emit_ctx.h"
+#include "escape.h"
 
 #define OG_LINE_MARKER "#line __OPSPEC_LINE__"
 
@@ -39,8 +40,11 @@ void og_fix_line_markers(og_buf *text, const char *path) {
   while (*p) {
     const char *eol = strchr(p, '\n');
     size_t len = eol ? (size_t)(eol - p) : strlen(p);
-    if (len == marker_len && strncmp(p, OG_LINE_MARKER, marker_len) == 0)
-      og_buf_printf(&out, "#line %d \"%s\"", line + 1, path); /* the line after this one */
+    if (len == marker_len && strncmp(p, OG_LINE_MARKER, marker_len) == 0) {
+      og_buf_printf(&out, "#line %d \"", line + 1); /* the line after this one */
+      og_escape_c_string(&out, path);
+      og_buf_putc(&out, '"');
+    }
     else
       og_buf_append(&out, p, len);
     if (!eol) break;

@@ -21,11 +21,28 @@
 
 #include "tmpl_internal.h"
 
+/* Templates are trusted, but a limit is cheap: no template (or fuzzer input) can nest
+ * blocks, parentheses, `not`s or chains of `.x`, `[i]`, `| f`, `and`, `or` deeply enough
+ * to exhaust the stack of the parser, the renderer or the freeing code, which all
+ * recurse over the tree's depth. */
+#define OG_TMPL_MAX_DEPTH 256
+
 typedef struct og_tmpl_parser {
   const og_tmpl_tok *t; /* ends with OG_TK_EOF, so peeking never runs off */
   size_t pos;
   og_diag *d;
+  int depth;   /* of the tree being built */
+  bool failed; /* the depth error is out: report it once */
 } og_tmpl_parser;
+
+/* One level deeper at `tok`; reports (once) and returns false past the limit. The
+ * caller undoes its levels with p->depth -= n when it returns. */
+static bool og_tmpl_deeper(og_tmpl_parser *p, const og_tmpl_tok *tok) {
+  if (++p->depth <= OG_TMPL_MAX_DEPTH) return true;
+  if (!p->failed) og_diag_error(p->d, tok->loc, "template nested deeper than %d levels", OG_TMPL_MAX_DEPTH);
+  p->failed = true;
+  return false;
+}
 
 static const og_tmpl_tok *og_tmpl_peek(const og_tmpl_parser *p) { return &p->t[p->pos]; }
 
@@ -151,9 +168,15 @@ static og_tmpl_expr *og_tmpl_parse_primary(og_tmpl_parser *p) {
 }
 
 static og_tmpl_expr *og_tmpl_parse_postfix(og_tmpl_parser *p) {
+  int depth = p->depth;
   og_tmpl_expr *e = og_tmpl_parse_primary(p);
   while (e) {
     const og_tmpl_tok *tok = og_tmpl_peek(p);
+    if ((tok->kind == OG_TK_DOT || tok->kind == OG_TK_LBRACKET) && !og_tmpl_deeper(p, tok)) {
+      og_tmpl_expr_free(e);
+      e = NULL;
+      break;
+    }
     if (tok->kind == OG_TK_DOT) {
       og_tmpl_next(p);
       const og_tmpl_tok *name = og_tmpl_peek(p);
@@ -183,6 +206,7 @@ static og_tmpl_expr *og_tmpl_parse_postfix(og_tmpl_parser *p) {
       break;
     }
   }
+  p->depth = depth;
   return e;
 }
 
@@ -207,9 +231,22 @@ static bool og_tmpl_parse_args(og_tmpl_parser *p, og_tmpl_expr *e) {
   }
 }
 
+static og_tmpl_expr *og_tmpl_parse_filtered_from(og_tmpl_parser *p);
+
 static og_tmpl_expr *og_tmpl_parse_filtered(og_tmpl_parser *p) {
+  int depth = p->depth;
+  og_tmpl_expr *e = og_tmpl_parse_filtered_from(p);
+  p->depth = depth;
+  return e;
+}
+
+static og_tmpl_expr *og_tmpl_parse_filtered_from(og_tmpl_parser *p) {
   og_tmpl_expr *e = og_tmpl_parse_postfix(p);
   while (e && og_tmpl_peek(p)->kind == OG_TK_PIPE) {
+    if (!og_tmpl_deeper(p, og_tmpl_peek(p))) {
+      og_tmpl_expr_free(e);
+      return NULL;
+    }
     og_tmpl_next(p);
     const og_tmpl_tok *name = og_tmpl_peek(p);
     if (name->kind != OG_TK_NAME) {
@@ -267,7 +304,9 @@ static og_tmpl_expr *og_tmpl_parse_not(og_tmpl_parser *p) {
   const og_tmpl_tok *tok = og_tmpl_peek(p);
   if (!og_tmpl_is_kw(tok, "not")) return og_tmpl_parse_cmp(p);
   og_tmpl_next(p);
+  if (!og_tmpl_deeper(p, tok)) return NULL;
   og_tmpl_expr *a = og_tmpl_parse_not(p);
+  p->depth--;
   if (!a) return NULL;
   og_tmpl_expr *e = og_tmpl_expr_new(OG_TX_NOT, tok->loc);
   e->a = a;
@@ -277,8 +316,14 @@ static og_tmpl_expr *og_tmpl_parse_not(og_tmpl_parser *p) {
 /* Left-associative `sub (kw sub)*` for `and` and `or`. */
 static og_tmpl_expr *og_tmpl_parse_chain(og_tmpl_parser *p, const char *kw, og_tmpl_expr_kind kind,
                                          og_tmpl_expr *(*sub)(og_tmpl_parser *)) {
+  int depth = p->depth;
   og_tmpl_expr *e = sub(p);
   while (e && og_tmpl_is_kw(og_tmpl_peek(p), kw)) {
+    if (!og_tmpl_deeper(p, og_tmpl_peek(p))) {
+      og_tmpl_expr_free(e);
+      e = NULL;
+      break;
+    }
     og_loc loc = og_tmpl_next(p)->loc;
     og_tmpl_expr *b = sub(p);
     if (!b) {
@@ -290,6 +335,7 @@ static og_tmpl_expr *og_tmpl_parse_chain(og_tmpl_parser *p, const char *kw, og_t
     bin->b = b;
     e = bin;
   }
+  p->depth = depth;
   return e;
 }
 
@@ -297,8 +343,12 @@ static og_tmpl_expr *og_tmpl_parse_and(og_tmpl_parser *p) {
   return og_tmpl_parse_chain(p, "and", OG_TX_AND, og_tmpl_parse_not);
 }
 
+/* Parentheses, indexes and filter arguments recurse through here. */
 static og_tmpl_expr *og_tmpl_parse_expr(og_tmpl_parser *p) {
-  return og_tmpl_parse_chain(p, "or", OG_TX_OR, og_tmpl_parse_and);
+  if (!og_tmpl_deeper(p, og_tmpl_peek(p))) return NULL;
+  og_tmpl_expr *e = og_tmpl_parse_chain(p, "or", OG_TX_OR, og_tmpl_parse_and);
+  p->depth--;
+  return e;
 }
 
 /* An expression that must fill the rest of its tag. */
@@ -422,8 +472,12 @@ static og_tmpl_node *og_tmpl_parse_stmt(og_tmpl_parser *p) {
     og_tmpl_expected(p, "a statement keyword");
     return NULL;
   }
-  if (og_tmpl_is_kw(kw, "if")) return og_tmpl_parse_if(p, kw);
-  if (og_tmpl_is_kw(kw, "for")) return og_tmpl_parse_for(p, kw);
+  if (og_tmpl_is_kw(kw, "if") || og_tmpl_is_kw(kw, "for")) {
+    if (!og_tmpl_deeper(p, kw)) return NULL;
+    og_tmpl_node *n = og_tmpl_is_kw(kw, "if") ? og_tmpl_parse_if(p, kw) : og_tmpl_parse_for(p, kw);
+    p->depth--;
+    return n;
+  }
   if (og_tmpl_is_kw(kw, "include")) {
     og_tmpl_next(p);
     og_tmpl_expr *e = og_tmpl_parse_tag_expr(p);
@@ -487,7 +541,7 @@ og_tmpl_node *og_tmpl_parse(const og_source *src, og_diag *d) {
   og_tmpl_toks toks = {0};
   og_tmpl_node *root = NULL;
   if (og_tmpl_lex(src, &toks, d)) {
-    og_tmpl_parser p = {toks.items, 0, d};
+    og_tmpl_parser p = {.t = toks.items, .d = d};
     const og_tmpl_tok *stop;
     if (og_tmpl_parse_body(&p, NULL, &root, &stop)) {
       if (!root) {

@@ -610,8 +610,50 @@ static void test_append(const og_value *ctx) {
   og_tmpl_env_free(env);
 }
 
+/* Pathological nesting is an error at its 257th level, not a stack overflow: 50,000
+ * nested blocks, `not`s, parentheses and chains of each kind. */
+static void test_depth(const og_value *ctx) {
+  static const struct {
+    const char *open, *middle, *close;
+  } shapes[] = {
+      {"{% if true %}", "x", "{% endif %}"},
+      {"{% for v in names %}", "x", "{% endfor %}"},
+      {"{{ ", "not ", "true }}"},
+      {"{{ ", "(", "1 }}"},
+      {"{{ name", ".x", " }}"},
+      {"{{ name", " | upper", " }}"},
+      {"{{ true", " and true", " }}"},
+      {"{{ names", "[0]", " }}"},
+  };
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; ++s) {
+    og_buf text = {0};
+    bool blocks = shapes[s].open[1] == '%';
+    for (int i = 0; i < 50000; ++i) og_buf_puts(&text, blocks ? shapes[s].open : (i ? shapes[s].middle : shapes[s].open));
+    if (!blocks) og_buf_puts(&text, shapes[s].middle);
+    og_buf_puts(&text, blocks ? shapes[s].middle : shapes[s].close);
+    for (int i = 0; blocks && i < 50000; ++i) og_buf_puts(&text, shapes[s].close);
+    og_tmpl_env *env = og_tmpl_env_new(NULL);
+    char *diag;
+    char *got = og_test_render_in(env, og_buf_str(&text), ctx, &diag);
+    OG_CHECK(got == NULL);
+    OG_CHECK_CONTAINS(diag, "template nested deeper than 256 levels");
+    free(got);
+    free(diag);
+    og_tmpl_env_free(env);
+    og_buf_free(&text);
+  }
+  /* 200 levels are fine. */
+  og_buf text = {0};
+  for (int i = 0; i < 200; ++i) og_buf_puts(&text, "{% if true %}");
+  og_buf_puts(&text, "deep");
+  for (int i = 0; i < 200; ++i) og_buf_puts(&text, "{% endif %}");
+  og_test_out(__LINE__, og_buf_str(&text), ctx, "deep");
+  og_buf_free(&text);
+}
+
 int main(void) {
   og_value *ctx = og_test_ctx();
+  test_depth(ctx);
   test_literals(ctx);
   test_paths(ctx);
   test_filters(ctx);
