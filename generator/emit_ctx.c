@@ -235,14 +235,15 @@ static int og_attr_cmp(const void *x, const void *y) {
 
 static og_value *og_ctx_attr(const og_attr *a, int sorted_index) {
   og_value *v = og_value_map();
-  const og_dtype_row *row = og_dtype_find(a->type);
+  const og_attr_type_info *type = &og_attr_types[a->type];
+  const og_dtype_row *row = og_dtype_find(type->name);
   og_map_set_str(v, "name", a->name);
-  og_map_set_str(v, "type", a->type);
+  og_map_set_str(v, "type", type->name);
   og_map_set_str(v, "ctype", row->ctype);
   og_map_set_int(v, "xla", row->xla);
   og_map_set_bool(v, "has_default", a->has_default);
   og_map_set_str(v, "default", a->has_default ? a->default_py : "");
-  og_map_set_str(v, "py_type", strcmp(a->type, "bool") == 0 ? "bool" : a->type[0] == 'i' ? "int" : "float");
+  og_map_set_str(v, "py_type", type->py_type);
   og_map_set_str(v, "doc", a->doc ? a->doc : "");
   og_map_set(v, "doc_py", og_doc_py(a->doc ? a->doc : ""));
   og_map_set_int(v, "sorted_index", sorted_index);
@@ -421,7 +422,7 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_map_set_str(v, "spec", op->src->path);
   og_map_set(v, "spec_cstr", og_escaped(og_escape_c_string, op->src->path));
   og_map_set(v, "spec_comment", og_escaped(og_escape_c_comment, op->src->path));
-  og_map_set_str(v, "vmap", op->vmap);
+  og_map_set_str(v, "vmap", og_vmap_names[op->vmap]);
 
   og_value *extents = og_value_list(), *all = og_value_list();
   og_map_set(v, "inputs", og_ctx_arrays(op, op->inputs, op->ninputs, NULL, all));

@@ -1,8 +1,10 @@
 /* The op model: what a spec says, validated, as plain C structs.
  *
- * The loader (spec_load.c) fills it from the YAML tree and the checker (spec_check.c)
- * validates cross-references; after that every emitter can trust it. Every object keeps
- * the og_loc it came from so late checks can still point at the YAML.
+ * The loader (spec_load.c) builds it complete: closed vocabularies as enums, aliases
+ * resolved to indices, shape symbols collected, every type variable's binding input
+ * found. The checker (spec_check.c) then only checks, and reports; after that every
+ * emitter can trust the model and never re-derives a fact. Every object keeps the
+ * og_loc it came from so late checks can still point at the YAML.
  */
 #ifndef OG_MODEL_H
 #define OG_MODEL_H
@@ -65,13 +67,44 @@ typedef struct og_typevar {
   char **choices; /* dtype names */
   og_loc *choice_locs;
   size_t nchoices;
-  int bound_by;   /* index of the first input with this type (set by the checker) */
+  int bound_by;   /* index of the first input with this type, or -1 (an error) */
 } og_typevar;
+
+/* Attribute types: the closed vocabulary of `attrs[].type`. */
+typedef enum og_attr_type {
+  OG_ATTR_BOOL,
+  OG_ATTR_INT32,
+  OG_ATTR_INT64,
+  OG_ATTR_FLOAT32,
+  OG_ATTR_FLOAT64,
+  OG_ATTR_NTYPES
+} og_attr_type;
+
+typedef struct og_attr_type_info {
+  const char *name;    /* as a spec writes it; also the dtype of the XLA scalar */
+  const char *py_type; /* the annotation in the Python stubs */
+  bool integer;        /* may appear in expressions */
+} og_attr_type_info;
+
+extern const og_attr_type_info og_attr_types[OG_ATTR_NTYPES];
+
+/* `vmap:` methods, passed to jax.ffi.ffi_call(vmap_method=...). */
+typedef enum og_vmap {
+  OG_VMAP_NONE,
+  OG_VMAP_SEQUENTIAL,
+  OG_VMAP_SEQUENTIAL_UNROLLED,
+  OG_VMAP_EXPAND_DIMS,
+  OG_VMAP_BROADCAST_ALL,
+  OG_VMAP_NMETHODS
+} og_vmap;
+
+extern const char *const og_vmap_names[OG_VMAP_NMETHODS];
 
 typedef struct og_attr {
   og_loc loc;
   char *name;
-  char *type; /* bool, int32, int64, float32, float64 */
+  bool has_type; /* false only after an error */
+  og_attr_type type;
   bool has_default;
   char *default_py; /* the default as a Python literal */
   char *doc;
@@ -116,15 +149,13 @@ typedef struct og_op {
   size_t nattrs;
   char **symbols; /* shape symbols in order of first appearance in the inputs */
   size_t nsymbols;
-  char *vmap;
-  og_loc vmap_loc;
+  og_vmap vmap;
   og_launch launch;     /* portable launch extents */
   og_launch threads;    /* threads_per_block for the portable kernel on GPU */
   og_body kernel;       /* portable body, run once per launch index */
   og_body cpu;          /* raw CPU function body */
   og_cuda_kernel *cuda; /* raw CUDA kernels, run in order */
   size_t ncuda;
-  const og_ynode *aliases; /* the `aliases:` mapping, resolved by the checker */
 } og_op;
 
 /* Loads and validates one spec file. On any error, reports all it finds through `d`
@@ -132,8 +163,9 @@ typedef struct og_op {
 og_op *og_spec_load(const char *path, og_diag *d);
 void og_op_free(og_op *op);
 
-/* Checks cross-references of a loaded op (called by og_spec_load). */
-void og_spec_check(og_op *op, og_diag *d);
+/* Checks the rules that span keys (names, bindings, bodies) of a loaded op; reports,
+ * never changes the model (called by og_spec_load). */
+void og_spec_check(const og_op *op, og_diag *d);
 
 /* Lookups used by the checker and the emitters. */
 const og_attr *og_op_attr(const og_op *op, const char *name);

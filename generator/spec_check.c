@@ -62,19 +62,6 @@ static void og_names_free(og_names *ns) {
   free(ns->items);
 }
 
-static void og_collect_symbols(og_op *op) {
-  op->symbols = og_xcalloc(8, sizeof *op->symbols);
-  size_t cap = 8;
-  for (size_t i = 0; i < op->ninputs; ++i) {
-    const og_array *a = &op->inputs[i];
-    for (size_t j = 0; j < a->ndims; ++j) {
-      if (a->dims[j].kind != OG_DIM_SYM || og_op_symbol(op, a->dims[j].name) >= 0) continue;
-      og_grow((void **)&op->symbols, &cap, op->nsymbols + 1, sizeof *op->symbols);
-      op->symbols[op->nsymbols++] = og_xstrdup(a->dims[j].name);
-    }
-  }
-}
-
 /* Where a symbol first appears in the input shapes. */
 static og_loc og_symbol_loc(const og_op *op, const char *name) {
   for (size_t a = 0; a < op->ninputs; ++a)
@@ -106,11 +93,11 @@ static void og_check_expr_name(const og_expr *n, void *ud) {
   og_expr_ctx *c = ud;
   if (og_op_symbol(c->op, n->name) >= 0) return;
   const og_attr *attr = og_op_attr(c->op, n->name);
-  if (attr && attr->type && attr->type[0] == 'i') return;
+  if (attr && attr->has_type && og_attr_types[attr->type].integer) return;
   if (og_is_size_name(c->op, n->name, c->scope)) return;
   if (attr)
     og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s",
-                  c->what, n->name, attr->type ? attr->type : "?",
+                  c->what, n->name, attr->has_type ? og_attr_types[attr->type].name : "?",
                   c->scope == OG_SCOPE_LAUNCH ? "launch configurations" : "shapes");
   else
     og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s",
@@ -135,11 +122,11 @@ static void og_check_launch(const og_op *op, const og_launch *l, const char *wha
   }
 }
 
-static void og_check_arrays(og_op *op, og_array *arrays, size_t n, og_diag *d) {
+static void og_check_arrays(const og_op *op, const og_array *arrays, size_t n, og_diag *d) {
   bool input_ellipsis = false;
   for (size_t i = 0; i < op->ninputs; ++i) input_ellipsis |= op->inputs[i].has_ellipsis;
   for (size_t i = 0; i < n; ++i) {
-    og_array *a = &arrays[i];
+    const og_array *a = &arrays[i];
     if (a->role != OG_INPUT && a->has_ellipsis && !input_ellipsis)
       og_diag_error(d, a->loc, "'%s' has a '...' dim but no input does, so its size is unknown", a->name);
     if (a->role == OG_SCRATCH && a->has_ellipsis)
@@ -167,45 +154,7 @@ static void og_check_contents(const og_op *op, const og_array *a, og_diag *d) {
   og_check_expr(op, a->check.max, OG_SCOPE_SHAPE, "check 'max'", d);
 }
 
-static bool og_same_shape(const og_array *x, const og_array *y) {
-  if (x->ndims != y->ndims || strcmp(x->dtype, y->dtype) != 0) return false;
-  for (size_t i = 0; i < x->ndims; ++i)
-    if (strcmp(x->dims[i].text, y->dims[i].text) != 0) return false;
-  return true;
-}
-
-static void og_check_aliases(og_op *op, og_diag *d) {
-  const og_ynode *m = op->aliases;
-  if (!m) return;
-  for (size_t i = 0; i < m->n; ++i) {
-    const og_ynode *out = m->keys[i], *in = m->items[i];
-    const og_array *o = og_op_array(op, out->text);
-    if (!o || o->role != OG_OUTPUT) {
-      og_diag_error(d, out->loc, "alias '%s' is not an output", out->text);
-      continue;
-    }
-    if (in->kind != OG_Y_SCALAR || !og_op_array(op, in->text) || og_op_array(op, in->text)->role != OG_INPUT) {
-      og_diag_error(d, in->loc, "output '%s' aliases '%s', which is not an input", out->text,
-                    in->kind == OG_Y_SCALAR ? in->text : "?");
-      continue;
-    }
-    og_array *ia = (og_array *)og_op_array(op, in->text);
-    og_array *oa = &op->outputs[o->index];
-    if (ia->aliased) {
-      og_diag_error(d, in->loc, "input '%s' is aliased by more than one output", ia->name);
-      continue;
-    }
-    if (!og_same_shape(ia, oa)) {
-      og_diag_error(d, in->loc, "output '%s' (%s) aliases input '%s' (%s), but their dtypes or shapes differ",
-                    oa->name, oa->dtype, ia->name, ia->dtype);
-      continue;
-    }
-    ia->aliased = true;
-    oa->alias_of = (int)ia->index;
-  }
-}
-
-static void og_check_bodies(og_op *op, og_diag *d) {
+static void og_check_bodies(const og_op *op, og_diag *d) {
   if (op->kernel.present && op->launch.n == 0)
     og_diag_error(d, op->kernel.loc, "'kernel' needs 'launch': the extents of the index space it runs over");
   if (op->launch.n && !op->kernel.present)
@@ -248,7 +197,7 @@ static void og_check_bodies(og_op *op, og_diag *d) {
     og_diag_error(d, op->scratch[0].loc, "scratch buffers are only visible to raw 'cpu' and 'cuda' bodies, and this op has neither");
 }
 
-void og_spec_check(og_op *op, og_diag *d) {
+void og_spec_check(const og_op *op, og_diag *d) {
   /* The file name is the op's name, so the build knows every generated file from the
    * list of specs alone, as Redis derives its command table from one JSON file per command. */
   const char *base = strrchr(op->src->path, '/');
@@ -260,7 +209,6 @@ void og_spec_check(og_op *op, og_diag *d) {
   const char *why = op->name ? og_reserved_why(op->name) : NULL;
   if (why) og_diag_error(d, op->loc, "op name '%s' is reserved: %s", op->name, why);
 
-  og_collect_symbols(op);
   og_names ns = {0};
   for (size_t i = 0; i < op->ntypes; ++i) og_names_add(&ns, op->types[i].name, op->types[i].loc, "type variable", d);
   for (size_t i = 0; i < op->ninputs; ++i) og_names_add_array(&ns, &op->inputs[i], "input", d);
@@ -278,8 +226,6 @@ void og_spec_check(og_op *op, og_diag *d) {
                   OPSPEC_MAX_SYMBOLS, op->nsymbols);
 
   for (size_t t = 0; t < op->ntypes; ++t) {
-    for (size_t i = 0; i < op->ninputs && op->types[t].bound_by < 0; ++i)
-      if (op->inputs[i].typevar == (int)t) op->types[t].bound_by = (int)i;
     if (op->types[t].bound_by < 0)
       og_diag_error(d, op->types[t].loc, "type variable '%s' is not the dtype of any input, so it cannot be inferred",
                     op->types[t].name);
@@ -289,14 +235,6 @@ void og_spec_check(og_op *op, og_diag *d) {
   for (size_t i = 0; i < op->ninputs; ++i) og_check_contents(op, &op->inputs[i], d);
   og_check_arrays(op, op->outputs, op->noutputs, d);
   og_check_arrays(op, op->scratch, op->nscratch, d);
-  og_check_aliases(op, d);
-
-  static const char *const methods[] = {"none", "sequential", "sequential_unrolled", "expand_dims", "broadcast_all"};
-  bool known = false;
-  for (size_t i = 0; i < sizeof methods / sizeof *methods; ++i) known |= strcmp(methods[i], op->vmap) == 0;
-  if (!known)
-    og_diag_error(d, op->vmap_loc, "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
-                  op->vmap);
   og_check_bodies(op, d);
 }
 

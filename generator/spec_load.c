@@ -2,7 +2,9 @@
  *
  * Each og_load_* function takes what it knows from a mapping and reports the rest as
  * unknown (spec_keys.h). Errors never stop loading early: a spec with three mistakes
- * gets three messages. Cross-references (symbols, aliases, names) are the checker's job.
+ * gets three messages. Loading ends by completing the model (og_complete): symbols
+ * collected, type variables bound, aliases resolved. Rules that span keys (unique
+ * names, what expressions may use, bodies) are the checker's.
  */
 #include <errno.h>
 #include <float.h>
@@ -13,6 +15,22 @@
 #include "model.h"
 #include "opspec/dtypes.h"
 #include "spec_keys.h"
+
+const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
+    [OG_ATTR_BOOL] = {"bool", "bool", false},
+    [OG_ATTR_INT32] = {"int32", "int", true},
+    [OG_ATTR_INT64] = {"int64", "int", true},
+    [OG_ATTR_FLOAT32] = {"float32", "float", false},
+    [OG_ATTR_FLOAT64] = {"float64", "float", false},
+};
+
+const char *const og_vmap_names[OG_VMAP_NMETHODS] = {
+    [OG_VMAP_NONE] = "none",
+    [OG_VMAP_SEQUENTIAL] = "sequential",
+    [OG_VMAP_SEQUENTIAL_UNROLLED] = "sequential_unrolled",
+    [OG_VMAP_EXPAND_DIMS] = "expand_dims",
+    [OG_VMAP_BROADCAST_ALL] = "broadcast_all",
+};
 
 static const char *const og_dtype_names[] = {
 #define OG_DTYPE_NAME(name, ctype, cutype, xla, np) #name,
@@ -224,19 +242,20 @@ static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role
 static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SCALAR, "attribute default", d)) return NULL;
   const char *t = n->text;
-  if (strcmp(a->type, "bool") == 0) {
+  const char *type = og_attr_types[a->type].name;
+  if (a->type == OG_ATTR_BOOL) {
     if (strcmp(t, "true") == 0 || strcmp(t, "True") == 0) return og_xstrdup("True");
     if (strcmp(t, "false") == 0 || strcmp(t, "False") == 0) return og_xstrdup("False");
     og_diag_error(d, n->loc, "default of bool attribute '%s' must be true or false, got '%s'", a->name, t);
     return NULL;
   }
   char *end;
-  if (a->type[0] == 'i') {
+  if (og_attr_types[a->type].integer) {
     int64_t v = 0;
     bool parsed = og_parse_int64(t, &v);
-    bool fits = parsed && (strcmp(a->type, "int64") == 0 || (v >= INT32_MIN && v <= INT32_MAX));
+    bool fits = parsed && (a->type == OG_ATTR_INT64 || (v >= INT32_MIN && v <= INT32_MAX));
     if (!fits) {
-      og_diag_error(d, n->loc, "default of %s attribute '%s' must be an integer in range, got '%s'", a->type, a->name, t);
+      og_diag_error(d, n->loc, "default of %s attribute '%s' must be an integer in range, got '%s'", type, a->name, t);
       return NULL;
     }
     og_buf b = {0};
@@ -245,9 +264,9 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
   }
   double v = strtod(t, &end);
   /* A float32 default must survive the conversion to float32 too. */
-  bool finite = isfinite(v) && (strcmp(a->type, "float32") != 0 || fabs(v) <= FLT_MAX);
+  bool finite = isfinite(v) && (a->type != OG_ATTR_FLOAT32 || fabs(v) <= FLT_MAX);
   if (!*t || *end || !finite) {
-    og_diag_error(d, n->loc, "default of %s attribute '%s' must be a finite number, got '%s'", a->type, a->name, t);
+    og_diag_error(d, n->loc, "default of %s attribute '%s' must be a finite number, got '%s'", type, a->name, t);
     return NULL;
   }
   og_buf b = {0};
@@ -258,7 +277,6 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
 }
 
 static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
-  static const char *const types[] = {"bool", "int32", "int64", "float32", "float64"};
   if (!og_want_kind(n, OG_Y_SEQ, "'attrs'", d)) return;
   size_t count = og_capped(n, OPSPEC_MAX_ATTRS, "attributes", d);
   op->attrs = og_xcalloc(count ? count : 1, sizeof *op->attrs);
@@ -278,9 +296,12 @@ static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
     }
     if (doc && og_want_kind(doc, OG_Y_SCALAR, "attribute doc", d)) a->doc = og_xstrdup(doc->text);
     if (!type || !og_want_kind(type, OG_Y_SCALAR, "attribute type", d)) continue;
-    for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
-      if (strcmp(types[t], type->text) == 0) a->type = og_xstrdup(type->text);
-    if (!a->type) {
+    for (int t = 0; t < OG_ATTR_NTYPES && !a->has_type; ++t)
+      if (strcmp(og_attr_types[t].name, type->text) == 0) {
+        a->type = (og_attr_type)t;
+        a->has_type = true;
+      }
+    if (!a->has_type) {
       og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of bool, int32, int64, float32, float64)", type->text);
       continue;
     }
@@ -357,6 +378,75 @@ static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {
   }
 }
 
+static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
+  for (int m = 0; m < OG_VMAP_NMETHODS; ++m)
+    if (strcmp(og_vmap_names[m], n->text) == 0) {
+      op->vmap = (og_vmap)m;
+      return;
+    }
+  og_diag_error(d, n->loc, "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
+                n->text);
+}
+
+static og_array *og_find_array(og_array *arrays, size_t n, const char *name) {
+  for (size_t i = 0; i < n; ++i)
+    if (arrays[i].name && strcmp(arrays[i].name, name) == 0) return &arrays[i];
+  return NULL;
+}
+
+static bool og_same_shape(const og_array *x, const og_array *y) {
+  if (x->ndims != y->ndims || !x->dtype || !y->dtype || strcmp(x->dtype, y->dtype) != 0) return false;
+  for (size_t i = 0; i < x->ndims; ++i)
+    if (strcmp(x->dims[i].text, y->dims[i].text) != 0) return false;
+  return true;
+}
+
+/* `aliases: {out: in}`: resolved here to out->alias_of and in->aliased. */
+static void og_load_aliases(og_op *op, const og_ynode *m, og_diag *d) {
+  for (size_t i = 0; i < m->n; ++i) {
+    const og_ynode *out = m->keys[i], *in = m->items[i];
+    og_array *oa = og_find_array(op->outputs, op->noutputs, out->text);
+    if (!oa) {
+      og_diag_error(d, out->loc, "alias '%s' is not an output", out->text);
+      continue;
+    }
+    og_array *ia = in->kind == OG_Y_SCALAR ? og_find_array(op->inputs, op->ninputs, in->text) : NULL;
+    if (!ia) {
+      og_diag_error(d, in->loc, "output '%s' aliases '%s', which is not an input", out->text,
+                    in->kind == OG_Y_SCALAR ? in->text : "?");
+      continue;
+    }
+    if (ia->aliased) {
+      og_diag_error(d, in->loc, "input '%s' is aliased by more than one output", ia->name);
+      continue;
+    }
+    if (!og_same_shape(ia, oa)) {
+      og_diag_error(d, in->loc, "output '%s' (%s) aliases input '%s' (%s), but their dtypes or shapes differ",
+                    oa->name, oa->dtype ? oa->dtype : "?", ia->name, ia->dtype ? ia->dtype : "?");
+      continue;
+    }
+    ia->aliased = true;
+    oa->alias_of = (int)ia->index;
+  }
+}
+
+/* Shape symbols in order of first appearance in the inputs; each type variable's
+ * binding input (the first with that dtype). */
+static void og_complete(og_op *op) {
+  size_t cap = 0;
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    for (size_t j = 0; j < a->ndims; ++j) {
+      if (a->dims[j].kind != OG_DIM_SYM || og_op_symbol(op, a->dims[j].name) >= 0) continue;
+      og_grow((void **)&op->symbols, &cap, op->nsymbols + 1, sizeof *op->symbols);
+      op->symbols[op->nsymbols++] = og_xstrdup(a->dims[j].name);
+    }
+  }
+  for (size_t t = 0; t < op->ntypes; ++t)
+    for (size_t i = 0; i < op->ninputs && op->types[t].bound_by < 0; ++i)
+      if (op->inputs[i].typevar == (int)t) op->types[t].bound_by = (int)i;
+}
+
 static void og_load_op(og_op *op, og_diag *d) {
   og_keys k;
   if (!og_keys_begin(&k, op->tree, "spec", d)) return;
@@ -386,13 +476,9 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (outputs) op->outputs = og_load_arrays(op, outputs, OG_OUTPUT, &op->noutputs, d);
   if (scratch) op->scratch = og_load_arrays(op, scratch, OG_SCRATCH, &op->nscratch, d);
   if (attrs) og_load_attrs(op, attrs, d);
-  op->vmap = og_xstrdup("sequential");
-  if (vmap && og_want_kind(vmap, OG_Y_SCALAR, "'vmap'", d)) {
-    free(op->vmap);
-    op->vmap = og_xstrdup(vmap->text);
-    op->vmap_loc = vmap->loc;
-  }
-  if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) op->aliases = aliases;
+  op->vmap = OG_VMAP_SEQUENTIAL;
+  if (vmap && og_want_kind(vmap, OG_Y_SCALAR, "'vmap'", d)) og_load_vmap(op, vmap, d);
+  if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) og_load_aliases(op, aliases, d);
   if (launch) og_load_launch(&op->launch, launch, "'launch'", d);
   if (threads) og_load_launch(&op->threads, threads, "'threads_per_block'", d);
   if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
@@ -422,7 +508,10 @@ og_op *og_spec_load(const char *path, og_diag *d) {
   op->tree = og_yaml_load(src, d);
   og_reject_nuls(op->tree, d);
   if (op->tree && d->errors == before) og_load_op(op, d);
-  if (op->tree && d->errors == before) og_spec_check(op, d);
+  if (op->tree && d->errors == before) {
+    og_complete(op);
+    og_spec_check(op, d);
+  }
   if (d->errors != before) {
     og_op_free(op);
     return NULL;
@@ -464,7 +553,6 @@ void og_op_free(og_op *op) {
   og_arrays_free(op->scratch, op->nscratch);
   for (size_t i = 0; i < op->nattrs; ++i) {
     free(op->attrs[i].name);
-    free(op->attrs[i].type);
     free(op->attrs[i].default_py);
     free(op->attrs[i].doc);
   }
@@ -488,7 +576,6 @@ void og_op_free(og_op *op) {
   free(op->cuda);
   free(op->name);
   free(op->doc);
-  free(op->vmap);
   og_ynode_free(op->tree);
   og_source_free(op->src);
   free(op);
