@@ -158,7 +158,7 @@ static og_value *og_ctx_check(const og_content_check *c) {
     og_buf_printf(&key, "has_%s", keys[b]);
     og_map_set_bool(v, og_buf_str(&key), bounds[b] != NULL);
     og_map_set(v, keys[b], bounds[b] ? og_c_expr_checked(bounds[b]) : og_value_str("0"));
-    if (bounds[b]) og_expr_render_c(bounds[b], &text, NULL, NULL);
+    if (bounds[b]) og_expr_render_spec(bounds[b], &text);
     og_buf_clear(&key);
     og_buf_printf(&key, "%s_text", keys[b]);
     og_map_set(v, og_buf_str(&key), og_escaped(og_escape_c_string, og_buf_str(&text)));
@@ -338,9 +338,12 @@ static og_value *og_ctx_cuda_kernels(const og_op *op) {
 /* One entry of a handler's size checks (opspec_check_sizes): what is computed, the
  * expression as the spec writes it, the checked C expression, the least valid value. */
 static void og_size_push(og_value *list, const char *what, const og_expr *e, int64_t min) {
-  if (!e) return;
+  /* A literal was checked by the generator, and a bare name (a symbol, an attribute,
+   * NAME_size) cannot divide or overflow; only a negative attribute could fail, and
+   * only where a positive count is needed. */
+  if (!e || e->kind == OG_E_INT || (e->kind == OG_E_NAME && min <= 0)) return;
   og_buf text = {0};
-  og_expr_render_c(e, &text, NULL, NULL); /* the spec's spelling, normalised */
+  og_expr_render_spec(e, &text);
   og_value *v = og_value_map();
   og_map_set(v, "what", og_escaped(og_escape_c_string, what));
   og_map_set(v, "text", og_escaped(og_escape_c_string, og_buf_str(&text)));
@@ -409,6 +412,9 @@ static void og_ctx_sizes(const og_op *op, og_value *v) {
     og_size_push(cuda, og_buf_str(&what), kern->shared_mem, 0);
   }
   og_buf_free(&what);
+  bool has_checks = false;
+  for (size_t i = 0; i < op->ninputs; ++i) has_checks |= op->inputs[i].check.present;
+  og_map_set_bool(v, "has_checks", has_checks);
   og_map_set(v, "sizes", sizes);
   og_map_set(v, "launch_sizes", launch);
   og_map_set(v, "cuda_sizes", cuda);

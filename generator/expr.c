@@ -331,6 +331,7 @@ typedef struct og_erender {
   og_expr_spell_fn *spell;
   void *ud;
   bool py;
+  bool spec; /* as a spec writes it: calls without the runtime's opspec_ prefix */
 } og_erender;
 
 static void og_render(const og_erender *r, const og_expr *e);
@@ -377,7 +378,7 @@ static void og_render(const og_erender *r, const og_expr *e) {
       og_buf_puts(r->out, "))");
       break;
     }
-    og_buf_printf(r->out, "%s%s(", r->py ? "_" : "opspec_", e->name);
+    og_buf_printf(r->out, "%s%s(", r->py ? "_" : r->spec ? "" : "opspec_", e->name);
     og_render(r, e->a);
     og_buf_puts(r->out, ", ");
     og_render(r, e->b);
@@ -420,17 +421,22 @@ static void og_render_checked(const og_erender *r, const og_expr *e) {
 }
 
 void og_expr_render_c_checked(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud) {
-  og_erender r = {out, spell, ud, false};
+  og_erender r = {out, spell, ud, false, false};
   og_render_checked(&r, e);
 }
 
 void og_expr_render_c(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud) {
-  og_erender r = {out, spell, ud, false};
+  og_erender r = {out, spell, ud, false, false};
+  og_render(&r, e);
+}
+
+void og_expr_render_spec(const og_expr *e, og_buf *out) {
+  og_erender r = {out, NULL, NULL, false, true};
   og_render(&r, e);
 }
 
 void og_expr_render_py(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud) {
-  og_erender r = {out, spell, ud, true};
+  og_erender r = {out, spell, ud, true, false};
   og_render(&r, e);
 }
 

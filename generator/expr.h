@@ -56,6 +56,9 @@ typedef void og_expr_spell_fn(og_buf *out, const char *name, void *ud);
 /* Renders as a C expression of type int64_t (min/max/cdiv become the runtime's
  * opspec_min / opspec_max / opspec_cdiv). Parenthesised only where needed. */
 void og_expr_render_c(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, void *ud);
+/* Renders as a spec writes it, for messages: normalised spacing and parentheses,
+ * min / max / cdiv by their own names. */
+void og_expr_render_spec(const og_expr *e, og_buf *out);
 /* Renders as a C expression in which every operation is checked: each becomes a call
  * of opspec_safe_add / _sub / _mul / _div / _mod / _neg / _min / _max / _cdiv, which
  * give OPSPEC_SIZE_INVALID on division by zero or int64 overflow. Handlers compute

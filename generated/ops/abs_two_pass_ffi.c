@@ -49,11 +49,12 @@ static XLA_FFI_Error *opspec_abs_two_pass_decode(XLA_FFI_CallFrame *cf, opspec_a
   err = opspec_check_outputs(cf, &opspec_abs_two_pass_desc, bound, extents);
   if (err) return err;
   args->out = opspec_ret(cf, 0, &args->out_size, args->out_shape);
-  /* scratch 'temp' [n]: sized here, allocated by the handler */
+  /* scratch 'temp' [n]: sized here, allocated by the handler. A size
+   * past int64 stays OPSPEC_SIZE_INVALID, which opspec_buffer_bytes reports. */
   args->temp = NULL;
   args->temp_size = 1;
   args->temp_shape[0] = args->n;
-  args->temp_size *= args->temp_shape[0];
+  args->temp_size = opspec_safe_mul(args->temp_size, args->temp_shape[0]);
   for (int r = 1; r < OPSPEC_MAX_RANK; ++r) args->temp_shape[r] = 1;
   return NULL;
 }
@@ -64,10 +65,14 @@ XLA_FFI_Error *opspec_abs_two_pass_cpu(XLA_FFI_CallFrame *cf) {
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_abs_two_pass_decode(cf, &args, &bound);
   if (err) return err;
-  args.temp = malloc((size_t)args.temp_size * opspec_dtype_size(bound.dtypes[0]) + 1);
-  if (!args.temp) {
+  size_t scratch_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "abs_two_pass", "scratch", "temp", args.temp_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &scratch_bytes[0])))
+    return err;
+  err = opspec_host_alloc(cf, "abs_two_pass", "temp", scratch_bytes[0], &args.temp);
+  if (err) {
     free(args.temp);
-    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "abs_two_pass", "cannot allocate scratch memory");
+    return err;
   }
   opspec_abs_two_pass_cpu_variants[bound.variant](&args);
   free(args.temp);
@@ -85,17 +90,23 @@ XLA_FFI_Error *opspec_abs_two_pass_cuda(XLA_FFI_CallFrame *cf) {
   if (err) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "abs_two_pass", &stream))) return err;
-  const size_t temp_bytes = (size_t)args.temp_size * opspec_dtype_size(bound.dtypes[0]);
-  err = err ? err : opspec_device_alloc(cf, "abs_two_pass", "temp", temp_bytes, (void **)&args.temp);
+  size_t output_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "abs_two_pass", "output", "out", args.out_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
+  size_t scratch_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "abs_two_pass", "scratch", "temp", args.temp_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &scratch_bytes[0])))
+    return err;
+  err = opspec_device_alloc(cf, "abs_two_pass", "temp", scratch_bytes[0], &args.temp);
   if (err) {
-    opspec_device_free(cf, temp_bytes, (void *)args.temp);
+    opspec_device_free(cf, scratch_bytes[0], args.temp);
     return err;
   }
-  const size_t output_bytes[] = {(size_t)args.out_size * opspec_dtype_size(bound.dtypes[0])};
   const char *failed_kernel = NULL;
   int code = opspec_abs_two_pass_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
-  opspec_device_free(cf, temp_bytes, (void *)args.temp);
+  opspec_device_free(cf, scratch_bytes[0], args.temp);
   if (code) return opspec_cuda_error(cf, "abs_two_pass", failed_kernel, code);
   return NULL;
 }

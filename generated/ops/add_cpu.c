@@ -20,12 +20,19 @@ static void opspec_add_cpu_float32(const opspec_add_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
   out[i] = x[i] + y[i];
-#line 29 "generated/ops/add_cpu.c"
+#line 36 "generated/ops/add_cpu.c"
   }
 }
 
@@ -42,12 +49,19 @@ static void opspec_add_cpu_float64(const opspec_add_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/add.yaml"
   out[i] = x[i] + y[i];
-#line 51 "generated/ops/add_cpu.c"
+#line 65 "generated/ops/add_cpu.c"
   }
 }
 

@@ -45,7 +45,13 @@ static XLA_FFI_Error *opspec_block_sum_decode(XLA_FFI_CallFrame *cf, opspec_bloc
   if (err) return err;
   args->n = bound->symbols[0];
   args->x = opspec_arg(cf, 0, &args->x_size, args->x_shape);
-  const int64_t extents[] = {opspec_cdiv(args->n, 256)};
+  /* The spec's shape expressions, from this call's values: a raw call can make them
+   * divide by zero, overflow or go negative. Nothing uses them before this check. */
+  const opspec_size_check sizes[] = {
+      {"output 'block_sums' dim 0", "cdiv(n, 256)", opspec_safe_cdiv(args->n, 256), 0},
+  };
+  if ((err = opspec_check_sizes(cf, "block_sum", sizes, OPSPEC_COUNT(sizes)))) return err;
+  const int64_t extents[] = {opspec_safe_cdiv(args->n, 256)};
   err = opspec_check_outputs(cf, &opspec_block_sum_desc, bound, extents);
   if (err) return err;
   args->block_sums = opspec_ret(cf, 0, &args->block_sums_size, args->block_sums_shape);
@@ -63,6 +69,18 @@ XLA_FFI_Error *opspec_block_sum_cpu(XLA_FFI_CallFrame *cf) {
 }
 
 #ifdef OPSPEC_WITH_CUDA
+/* The GPU launch configuration (block sizes, grids, shared memory), computed as
+ * opspec_block_sum_cuda_launch will compute it, checked before it does. (`args` is
+ * unused when every size is a constant.) */
+static XLA_FFI_Error *opspec_block_sum_check_cuda_sizes(XLA_FFI_CallFrame *cf,
+                                                   const opspec_block_sum_args *args OPSPEC_UNUSED) {
+  const opspec_size_check sizes[] = {
+      {"cuda kernel 'reduce' grid", "cdiv(n, 256)", opspec_safe_cdiv(args->n, 256), 0},
+      {"cuda kernel 'reduce' shared_mem", "256 * 8", opspec_safe_mul(256, 8), 0},
+  };
+  return opspec_check_sizes(cf, "block_sum", sizes, OPSPEC_COUNT(sizes));
+}
+
 XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf) {
   /* Only enqueues work on XLA's stream and allocates through XLA: safe to capture in a
    * CUDA graph. */
@@ -71,9 +89,13 @@ XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf) {
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_block_sum_decode(cf, &args, &bound);
   if (err) return err;
+  if ((err = opspec_block_sum_check_cuda_sizes(cf, &args))) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "block_sum", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.block_sums_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "block_sum", "output", "block_sums", args.block_sums_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_block_sum_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "block_sum", failed_kernel, code);

@@ -29,6 +29,13 @@ static void opspec_csr_matvec_cpu_float32(const opspec_csr_matvec_args *opspec_a
   const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = rows_p1 - 1;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(y, (size_t)y_size * sizeof *y);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -37,7 +44,7 @@ static void opspec_csr_matvec_cpu_float32(const opspec_csr_matvec_args *opspec_a
   for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
     acc += data[p] * x[indices[p]];
   y[i] = acc;
-#line 41 "generated/ops/csr_matvec_cpu.c"
+#line 48 "generated/ops/csr_matvec_cpu.c"
   }
 }
 
@@ -63,6 +70,13 @@ static void opspec_csr_matvec_cpu_float64(const opspec_csr_matvec_args *opspec_a
   const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = rows_p1 - 1;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(y, (size_t)y_size * sizeof *y);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -71,7 +85,7 @@ static void opspec_csr_matvec_cpu_float64(const opspec_csr_matvec_args *opspec_a
   for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
     acc += data[p] * x[indices[p]];
   y[i] = acc;
-#line 75 "generated/ops/csr_matvec_cpu.c"
+#line 89 "generated/ops/csr_matvec_cpu.c"
   }
 }
 

@@ -56,11 +56,59 @@ static XLA_FFI_Error *opspec_csr_matvec_decode(XLA_FFI_CallFrame *cf, opspec_csr
   args->indices = opspec_arg(cf, 1, &args->indices_size, args->indices_shape);
   args->indptr = opspec_arg(cf, 2, &args->indptr_size, args->indptr_shape);
   args->x = opspec_arg(cf, 3, &args->x_size, args->x_shape);
-  const int64_t extents[] = {args->rows_p1 - 1};
+  /* The spec's shape expressions, from this call's values: a raw call can make them
+   * divide by zero, overflow or go negative. Nothing uses them before this check. */
+  const opspec_size_check sizes[] = {
+      {"output 'y' dim 0", "rows_p1 - 1", opspec_safe_sub(args->rows_p1, 1), 0},
+      {"check 'max' of input 'indices'", "n - 1", opspec_safe_sub(args->n, 1), -9223372036854775807},
+  };
+  if ((err = opspec_check_sizes(cf, "csr_matvec", sizes, OPSPEC_COUNT(sizes)))) return err;
+  const int64_t extents[] = {opspec_safe_sub(args->rows_p1, 1)};
   err = opspec_check_outputs(cf, &opspec_csr_matvec_desc, bound, extents);
   if (err) return err;
   args->y = opspec_ret(cf, 0, &args->y_size, args->y_shape);
+  /* The portable launch may read any array's size, so it is checked last. */
+  const opspec_size_check launch_sizes[] = {
+      {"launch extent", "rows_p1 - 1", opspec_safe_sub(args->rows_p1, 1), 0},
+  };
+  if ((err = opspec_check_sizes(cf, "csr_matvec", launch_sizes, OPSPEC_COUNT(launch_sizes)))) return err;
   return NULL;
+}
+
+/* What the spec promises about the contents of input 'indices' (its `check:`).
+ * Only the CPU handler calls this, and only while opspec.set_checks() is on: on GPU
+ * the data is on the device, and reading it would cost a copy and a synchronisation. */
+static XLA_FFI_Error *opspec_csr_matvec_check_indices_contents(XLA_FFI_CallFrame *cf,
+                                                           const opspec_csr_matvec_args *args) {
+  const opspec_value_check check = {
+      .has_min = true,
+      .min = 0,
+      .min_text = "0",
+      .has_max = true,
+      .max = opspec_safe_sub(args->n, 1),
+      .max_text = "n - 1",
+      .sorted = false,
+  };
+  return opspec_check_values(cf, "csr_matvec", "indices", args->indices, opspec_arg_dtype(cf, 1),
+                             args->indices_size, &check);
+}
+
+/* What the spec promises about the contents of input 'indptr' (its `check:`).
+ * Only the CPU handler calls this, and only while opspec.set_checks() is on: on GPU
+ * the data is on the device, and reading it would cost a copy and a synchronisation. */
+static XLA_FFI_Error *opspec_csr_matvec_check_indptr_contents(XLA_FFI_CallFrame *cf,
+                                                           const opspec_csr_matvec_args *args) {
+  const opspec_value_check check = {
+      .has_min = true,
+      .min = 0,
+      .min_text = "0",
+      .has_max = true,
+      .max = args->nnz,
+      .max_text = "nnz",
+      .sorted = true,
+  };
+  return opspec_check_values(cf, "csr_matvec", "indptr", args->indptr, opspec_arg_dtype(cf, 2),
+                             args->indptr_size, &check);
 }
 
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf) {
@@ -69,6 +117,8 @@ XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf) {
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_csr_matvec_decode(cf, &args, &bound);
   if (err) return err;
+  if (opspec_checks_enabled() && (err = opspec_csr_matvec_check_indices_contents(cf, &args))) return err;
+  if (opspec_checks_enabled() && (err = opspec_csr_matvec_check_indptr_contents(cf, &args))) return err;
   opspec_csr_matvec_cpu_variants[bound.variant](&args);
   return NULL;
 }
@@ -82,9 +132,14 @@ XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf) {
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_csr_matvec_decode(cf, &args, &bound);
   if (err) return err;
+  /* Input 'indices' lives on the device: its `check:` runs on CPU only. */
+  /* Input 'indptr' lives on the device: its `check:` runs on CPU only. */
   void *stream;
   if ((err = opspec_cuda_stream(cf, "csr_matvec", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.y_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "csr_matvec", "output", "y", args.y_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_csr_matvec_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "csr_matvec", failed_kernel, code);

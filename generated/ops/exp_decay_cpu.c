@@ -21,12 +21,19 @@ static void opspec_exp_decay_cpu_float32(const opspec_exp_decay_args *opspec_arg
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/exp_decay.yaml"
   out[i] = x[i] * (T)exp(-(double)decay[0]);
-#line 30 "generated/ops/exp_decay_cpu.c"
+#line 37 "generated/ops/exp_decay_cpu.c"
   }
 }
 
@@ -44,12 +51,19 @@ static void opspec_exp_decay_cpu_float64(const opspec_exp_decay_args *opspec_arg
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/exp_decay.yaml"
   out[i] = x[i] * (T)exp(-(double)decay[0]);
-#line 53 "generated/ops/exp_decay_cpu.c"
+#line 67 "generated/ops/exp_decay_cpu.c"
   }
 }
 

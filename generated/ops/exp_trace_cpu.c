@@ -24,13 +24,20 @@ static void opspec_exp_trace_cpu_float32(const opspec_exp_trace_args *opspec_arg
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
   out[i] = trace[i] * decay + spikes[i];
-#line 34 "generated/ops/exp_trace_cpu.c"
+#line 41 "generated/ops/exp_trace_cpu.c"
   }
 }
 
@@ -51,13 +58,20 @@ static void opspec_exp_trace_cpu_float64(const opspec_exp_trace_args *opspec_arg
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 16 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
   out[i] = trace[i] * decay + spikes[i];
-#line 61 "generated/ops/exp_trace_cpu.c"
+#line 75 "generated/ops/exp_trace_cpu.c"
   }
 }
 

@@ -61,34 +61,39 @@ static __global__ void opspec_exp_trace_kernel_float64(const opspec_exp_trace_ar
   }
 }
 
-extern "C" int opspec_exp_trace_cuda_launch(const opspec_exp_trace_args *args, int32_t variant, void *stream,
-                                   const size_t *output_bytes, const char **failed_kernel) {
-  cudaStream_t opspec_stream = (cudaStream_t)stream;
-  const int64_t n OPSPEC_UNUSED = args->n;
-  const int64_t trace_size OPSPEC_UNUSED = args->trace_size;
-  const int64_t spikes_size OPSPEC_UNUSED = args->spikes_size;
-  const int64_t tau_inv_size OPSPEC_UNUSED = args->tau_inv_size;
-  const int64_t out_size OPSPEC_UNUSED = args->out_size;
-  opspec_launch config[1];
+/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
+ * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
+extern "C" int opspec_exp_trace_cuda_launch(const opspec_exp_trace_args *opspec_args, int32_t opspec_variant,
+                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
+                                   const char **opspec_failed_kernel) {
+  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
+  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+  const int64_t trace_size OPSPEC_UNUSED = opspec_args->trace_size;
+  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
+  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
+  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
+  opspec_launch opspec_config[1];
   {
-    const int64_t extents[3] = {n};
-    opspec_launch_auto(&config[0], "kernel", 1, extents, NULL, 0);
+    const int64_t opspec_extents[3] = {n};
+    opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents, NULL, 0);
   }
-  int code = opspec_launch_prepare(config, sizeof config / sizeof config[0], failed_kernel);
-  if (code) return code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. */
-  if (opspec_launch_any_empty(config, sizeof config / sizeof config[0])) {
-    if ((code = opspec_cuda_zero(args->out, output_bytes[0], opspec_stream))) return code;
+  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
+  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  if (opspec_code) return opspec_code;
+  /* A kernel with an empty launch does not run: give the outputs defined contents. The
+   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
+  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
-  switch (variant) {
+  switch (opspec_variant) {
     case 0:
-      if ((code = OPSPEC_LAUNCH(opspec_exp_trace_kernel_float32, config[0], opspec_stream, *args, failed_kernel))) return code;
+      if ((opspec_code = OPSPEC_LAUNCH(opspec_exp_trace_kernel_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
       return 0;
     case 1:
-      if ((code = OPSPEC_LAUNCH(opspec_exp_trace_kernel_float64, config[0], opspec_stream, *args, failed_kernel))) return code;
+      if ((opspec_code = OPSPEC_LAUNCH(opspec_exp_trace_kernel_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
       return 0;
     default:
-      *failed_kernel = "(dispatch)";
+      *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;
   }
 }

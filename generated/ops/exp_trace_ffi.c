@@ -79,7 +79,10 @@ XLA_FFI_Error *opspec_exp_trace_cuda(XLA_FFI_CallFrame *cf) {
   if (err) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "exp_trace", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.out_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "exp_trace", "output", "out", args.out_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_exp_trace_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "exp_trace", failed_kernel, code);

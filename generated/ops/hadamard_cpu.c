@@ -23,13 +23,20 @@ static void opspec_hadamard_cpu_float32(const opspec_hadamard_args *opspec_args)
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = m;
   const int64_t opspec_n1 = n;
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel(opspec_n0 * opspec_n1)) num_threads(opspec_cpu_threads())
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0 || opspec_n1 <= 0) {
+    opspec_cpu_zero(C, (size_t)C_size * sizeof *C);
+    return;
+  }
+#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(opspec_n0, opspec_n1, 1)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   for (int64_t j = 0; j < opspec_n1; ++j)
   {
 #line 15 "specs/hadamard.yaml"
   C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 33 "generated/ops/hadamard_cpu.c"
+#line 40 "generated/ops/hadamard_cpu.c"
   }
 }
 
@@ -49,13 +56,20 @@ static void opspec_hadamard_cpu_float64(const opspec_hadamard_args *opspec_args)
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = m;
   const int64_t opspec_n1 = n;
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel(opspec_n0 * opspec_n1)) num_threads(opspec_cpu_threads())
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0 || opspec_n1 <= 0) {
+    opspec_cpu_zero(C, (size_t)C_size * sizeof *C);
+    return;
+  }
+#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(opspec_n0, opspec_n1, 1)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   for (int64_t j = 0; j < opspec_n1; ++j)
   {
 #line 15 "specs/hadamard.yaml"
   C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 59 "generated/ops/hadamard_cpu.c"
+#line 73 "generated/ops/hadamard_cpu.c"
   }
 }
 

@@ -74,7 +74,10 @@ XLA_FFI_Error *opspec_leaky_relu_cuda(XLA_FFI_CallFrame *cf) {
   if (err) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "leaky_relu", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.out_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[1];
+  if ((err = opspec_buffer_bytes(cf, "leaky_relu", "output", "out", args.out_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_leaky_relu_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "leaky_relu", failed_kernel, code);

@@ -36,6 +36,14 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
   const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -44,7 +52,7 @@ static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
   const bool fired = v >= V_th[0];
   spikes[i] = fired;
   V_out[i] = fired ? V_rest[0] : v;
-#line 48 "generated/ops/lif_cpu.c"
+#line 56 "generated/ops/lif_cpu.c"
   }
 }
 
@@ -77,6 +85,14 @@ static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
   const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -85,7 +101,7 @@ static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
   const bool fired = v >= V_th[0];
   spikes[i] = fired;
   V_out[i] = fired ? V_rest[0] : v;
-#line 89 "generated/ops/lif_cpu.c"
+#line 105 "generated/ops/lif_cpu.c"
   }
 }
 

@@ -22,6 +22,13 @@ static void opspec_matvec_cpu_float32(const opspec_matvec_args *opspec_args) {
   const int64_t rows OPSPEC_UNUSED = opspec_args->rows;
   const int64_t cols OPSPEC_UNUSED = opspec_args->cols;
   const int64_t opspec_n0 = rows;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -30,7 +37,7 @@ static void opspec_matvec_cpu_float32(const opspec_matvec_args *opspec_args) {
   T total = 0;
   for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
   out[i] = total;
-#line 34 "generated/ops/matvec_cpu.c"
+#line 41 "generated/ops/matvec_cpu.c"
   }
 }
 
@@ -49,6 +56,13 @@ static void opspec_matvec_cpu_float64(const opspec_matvec_args *opspec_args) {
   const int64_t rows OPSPEC_UNUSED = opspec_args->rows;
   const int64_t cols OPSPEC_UNUSED = opspec_args->cols;
   const int64_t opspec_n0 = rows;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -57,7 +71,7 @@ static void opspec_matvec_cpu_float64(const opspec_matvec_args *opspec_args) {
   T total = 0;
   for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
   out[i] = total;
-#line 61 "generated/ops/matvec_cpu.c"
+#line 75 "generated/ops/matvec_cpu.c"
   }
 }
 

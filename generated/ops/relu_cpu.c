@@ -17,13 +17,20 @@ static void opspec_relu_cpu_float32(const opspec_relu_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 11 "specs/relu.yaml"
   const T v = x[i];
   out[i] = v > 0 ? v : (T)0;
-#line 27 "generated/ops/relu_cpu.c"
+#line 34 "generated/ops/relu_cpu.c"
   }
 }
 
@@ -37,13 +44,20 @@ static void opspec_relu_cpu_float64(const opspec_relu_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 11 "specs/relu.yaml"
   const T v = x[i];
   out[i] = v > 0 ? v : (T)0;
-#line 47 "generated/ops/relu_cpu.c"
+#line 61 "generated/ops/relu_cpu.c"
   }
 }
 

@@ -17,12 +17,19 @@ static void opspec_sigmoid_cpu_float32(const opspec_sigmoid_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/sigmoid.yaml"
   out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 26 "generated/ops/sigmoid_cpu.c"
+#line 33 "generated/ops/sigmoid_cpu.c"
   }
 }
 
@@ -36,12 +43,19 @@ static void opspec_sigmoid_cpu_float64(const opspec_sigmoid_args *opspec_args) {
   const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
   const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 12 "specs/sigmoid.yaml"
   out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 45 "generated/ops/sigmoid_cpu.c"
+#line 59 "generated/ops/sigmoid_cpu.c"
   }
 }
 

@@ -27,13 +27,21 @@ static void opspec_spike_reset_cpu_float32(const opspec_spike_reset_args *opspec
   const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 17 "specs/spike_reset.yaml"
   spikes[i] = V[i] >= V_th[0];
   V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 37 "generated/ops/spike_reset_cpu.c"
+#line 45 "generated/ops/spike_reset_cpu.c"
   }
 }
 
@@ -57,13 +65,21 @@ static void opspec_spike_reset_cpu_float64(const opspec_spike_reset_args *opspec
   const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
   const int64_t n OPSPEC_UNUSED = opspec_args->n;
   const int64_t opspec_n0 = n;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
 #line 17 "specs/spike_reset.yaml"
   spikes[i] = V[i] >= V_th[0];
   V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 67 "generated/ops/spike_reset_cpu.c"
+#line 83 "generated/ops/spike_reset_cpu.c"
   }
 }
 

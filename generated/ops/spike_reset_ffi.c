@@ -82,7 +82,13 @@ XLA_FFI_Error *opspec_spike_reset_cuda(XLA_FFI_CallFrame *cf) {
   if (err) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "spike_reset", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.spikes_size * sizeof(int32_t), (size_t)args.V_out_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[2];
+  if ((err = opspec_buffer_bytes(cf, "spike_reset", "output", "spikes", args.spikes_size,
+                                 sizeof(int32_t), &output_bytes[0])))
+    return err;
+  if ((err = opspec_buffer_bytes(cf, "spike_reset", "output", "V_out", args.V_out_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[1])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_spike_reset_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "spike_reset", failed_kernel, code);

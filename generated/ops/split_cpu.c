@@ -20,6 +20,14 @@ static void opspec_split_cpu_float32(const opspec_split_args *opspec_args) {
   const int64_t neg_size OPSPEC_UNUSED = opspec_args->neg_size;
   const int64_t *neg_shape OPSPEC_UNUSED = opspec_args->neg_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(pos, (size_t)pos_size * sizeof *pos);
+    opspec_cpu_zero(neg, (size_t)neg_size * sizeof *neg);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -27,7 +35,7 @@ static void opspec_split_cpu_float32(const opspec_split_args *opspec_args) {
   const T v = x[i];
   pos[i] = v > 0 ? v : (T)0;
   neg[i] = v < 0 ? v : (T)0;
-#line 31 "generated/ops/split_cpu.c"
+#line 39 "generated/ops/split_cpu.c"
   }
 }
 
@@ -44,6 +52,14 @@ static void opspec_split_cpu_float64(const opspec_split_args *opspec_args) {
   const int64_t neg_size OPSPEC_UNUSED = opspec_args->neg_size;
   const int64_t *neg_shape OPSPEC_UNUSED = opspec_args->neg_shape;
   const int64_t opspec_n0 = x_size;
+  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
+   * every output including aliased ones, as on GPU, so results never depend on memory
+   * left behind by earlier calls. */
+  if (opspec_n0 <= 0) {
+    opspec_cpu_zero(pos, (size_t)pos_size * sizeof *pos);
+    opspec_cpu_zero(neg, (size_t)neg_size * sizeof *neg);
+    return;
+  }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
   for (int64_t i = 0; i < opspec_n0; ++i)
   {
@@ -51,7 +67,7 @@ static void opspec_split_cpu_float64(const opspec_split_args *opspec_args) {
   const T v = x[i];
   pos[i] = v > 0 ? v : (T)0;
   neg[i] = v < 0 ? v : (T)0;
-#line 55 "generated/ops/split_cpu.c"
+#line 71 "generated/ops/split_cpu.c"
   }
 }
 

@@ -73,7 +73,13 @@ XLA_FFI_Error *opspec_split_cuda(XLA_FFI_CallFrame *cf) {
   if (err) return err;
   void *stream;
   if ((err = opspec_cuda_stream(cf, "split", &stream))) return err;
-  const size_t output_bytes[] = {(size_t)args.pos_size * opspec_dtype_size(bound.dtypes[0]), (size_t)args.neg_size * opspec_dtype_size(bound.dtypes[0])};
+  size_t output_bytes[2];
+  if ((err = opspec_buffer_bytes(cf, "split", "output", "pos", args.pos_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[0])))
+    return err;
+  if ((err = opspec_buffer_bytes(cf, "split", "output", "neg", args.neg_size,
+                                 opspec_dtype_size(bound.dtypes[0]), &output_bytes[1])))
+    return err;
   const char *failed_kernel = NULL;
   int code = opspec_split_cuda_launch(&args, bound.variant, stream, output_bytes, &failed_kernel);
   if (code) return opspec_cuda_error(cf, "split", failed_kernel, code);

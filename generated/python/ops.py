@@ -12,7 +12,9 @@ from opspec._runtime import Attr as _Attr
 from opspec._runtime import Op as _Op
 from opspec._runtime import call as _call
 
-# Shape expressions call these; the ops below may be named max or min.
+# Shape expressions call these; the ops below may be named max or min. Every name
+# this module defines besides the ops starts with '_' (op records with '_op_'), and
+# op names may not, so no op can shadow them.
 from builtins import max as _max, min as _min  # noqa: E402,F401
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 
-_abs_two_pass = _Op(
+_op_abs_two_pass = _Op(
     name="abs_two_pass",
     inputs=(
         _Array("x", "T", ("n",)),
@@ -62,13 +64,13 @@ def abs_two_pass(x):
     the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
     """
     return _call(
-        _abs_two_pass,
+        _op_abs_two_pass,
         (x, ),
         {},
     )
 
 
-_add = _Op(
+_op_add = _Op(
     name="add",
     inputs=(
         _Array("x", "T", (...,)),
@@ -94,13 +96,13 @@ def add(x, y):
     parallel threshold, on GPU it is one thread per element.
     """
     return _call(
-        _add,
+        _op_add,
         (x, y, ),
         {},
     )
 
 
-_block_sum = _Op(
+_op_block_sum = _Op(
     name="block_sum",
     inputs=(
         _Array("x", "T", ("n",)),
@@ -123,13 +125,13 @@ def block_sum(x):
     shared-memory reduction (256 threads per block, a tree reduction in shared memory).
     """
     return _call(
-        _block_sum,
+        _op_block_sum,
         (x, ),
         {},
     )
 
 
-_csr_matvec = _Op(
+_op_csr_matvec = _Op(
     name="csr_matvec",
     inputs=(
         _Array("data", "T", ("nnz",)),
@@ -155,13 +157,13 @@ def csr_matvec(data, indices, indptr, x):
     indptr) of rows_p1 - 1 rows. One launch index per row.
     """
     return _call(
-        _csr_matvec,
+        _op_csr_matvec,
         (data, indices, indptr, x, ),
         {},
     )
 
 
-_exp_decay = _Op(
+_op_exp_decay = _Op(
     name="exp_decay",
     inputs=(
         _Array("x", "T", ("n",)),
@@ -184,13 +186,13 @@ def exp_decay(x, decay):
     """Exponential decay, out[i] = x[i] * exp(-decay[0]).
     """
     return _call(
-        _exp_decay,
+        _op_exp_decay,
         (x, decay, ),
         {},
     )
 
 
-_exp_trace = _Op(
+_op_exp_trace = _Op(
     name="exp_trace",
     inputs=(
         _Array("trace", "T", ("n",)),
@@ -215,13 +217,13 @@ def exp_trace(trace, spikes, tau_inv):
     Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
     """
     return _call(
-        _exp_trace,
+        _op_exp_trace,
         (trace, spikes, tau_inv, ),
         {},
     )
 
 
-_hadamard = _Op(
+_op_hadamard = _Op(
     name="hadamard",
     inputs=(
         _Array("A", "T", ("m", "n")),
@@ -246,13 +248,13 @@ def hadamard(A, B):
     read neighbouring elements).
     """
     return _call(
-        _hadamard,
+        _op_hadamard,
         (A, B, ),
         {},
     )
 
 
-_leaky_relu = _Op(
+_op_leaky_relu = _Op(
     name="leaky_relu",
     inputs=(
         _Array("x", "T", (...,)),
@@ -278,13 +280,13 @@ def leaky_relu(x, *, alpha=0.01):
         alpha (float64, default 0.01): slope for negative inputs
     """
     return _call(
-        _leaky_relu,
+        _op_leaky_relu,
         (x, ),
         {"alpha": alpha},
     )
 
 
-_lif = _Op(
+_op_lif = _Op(
     name="lif",
     inputs=(
         _Array("V", "T", ("n",)),
@@ -314,13 +316,13 @@ def lif(V, I_ext, tau_inv, V_th, V_rest, dt):
     (spikes = 1) and is reset to V_rest.
     """
     return _call(
-        _lif,
+        _op_lif,
         (V, I_ext, tau_inv, V_th, V_rest, dt, ),
         {},
     )
 
 
-_matvec = _Op(
+_op_matvec = _Op(
     name="matvec",
     inputs=(
         _Array("A", "T", ("rows", "cols")),
@@ -343,13 +345,13 @@ def matvec(A, x):
     """Dense matrix times vector, out = A @ x. One launch index per row.
     """
     return _call(
-        _matvec,
+        _op_matvec,
         (A, x, ),
         {},
     )
 
 
-_max = _Op(
+_op_max = _Op(
     name="max",
     inputs=(
         _Array("x", "T", (...,)),
@@ -371,13 +373,13 @@ def max(x):
     """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max.
     """
     return _call(
-        _max,
+        _op_max,
         (x, ),
         {},
     )
 
 
-_parallel_add = _Op(
+_op_parallel_add = _Op(
     name="parallel_add",
     inputs=(
         _Array("x", "T", (...,)),
@@ -402,13 +404,13 @@ def parallel_add(x, y):
     honours opspec.set_cpu_threads() through opspec_cpu_threads().
     """
     return _call(
-        _parallel_add,
+        _op_parallel_add,
         (x, y, ),
         {},
     )
 
 
-_relu = _Op(
+_op_relu = _Op(
     name="relu",
     inputs=(
         _Array("x", "T", (...,)),
@@ -430,13 +432,13 @@ def relu(x):
     """Element-wise ReLU, out = max(x, 0).
     """
     return _call(
-        _relu,
+        _op_relu,
         (x, ),
         {},
     )
 
 
-_running_stats = _Op(
+_op_running_stats = _Op(
     name="running_stats",
     inputs=(
         _Array("x", "T", ("n",)),
@@ -460,13 +462,13 @@ def running_stats(x):
     [1]. An empty x gives NaN for both.
     """
     return _call(
-        _running_stats,
+        _op_running_stats,
         (x, ),
         {},
     )
 
 
-_scale = _Op(
+_op_scale = _Op(
     name="scale",
     inputs=(
         _Array("x", "T", ("n",)),
@@ -489,13 +491,13 @@ def scale(x, s):
     """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op).
     """
     return _call(
-        _scale,
+        _op_scale,
         (x, s, ),
         {},
     )
 
 
-_sigmoid = _Op(
+_op_sigmoid = _Op(
     name="sigmoid",
     inputs=(
         _Array("x", "T", (...,)),
@@ -517,13 +519,13 @@ def sigmoid(x):
     """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x)).
     """
     return _call(
-        _sigmoid,
+        _op_sigmoid,
         (x, ),
         {},
     )
 
 
-_spike_reset = _Op(
+_op_spike_reset = _Op(
     name="spike_reset",
     inputs=(
         _Array("V", "T", ("n",)),
@@ -550,13 +552,13 @@ def spike_reset(V, V_th, V_rest):
     reset) on XLA's stream; on CPU as one portable loop.
     """
     return _call(
-        _spike_reset,
+        _op_spike_reset,
         (V, V_th, V_rest, ),
         {},
     )
 
 
-_split = _Op(
+_op_split = _Op(
     name="split",
     inputs=(
         _Array("x", "T", (...,)),
@@ -579,13 +581,13 @@ def split(x):
     """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0).
     """
     return _call(
-        _split,
+        _op_split,
         (x, ),
         {},
     )
 
 
-_sum = _Op(
+_op_sum = _Op(
     name="sum",
     inputs=(
         _Array("x", "T", (...,)),
@@ -607,7 +609,7 @@ def sum(x):
     """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0.
     """
     return _call(
-        _sum,
+        _op_sum,
         (x, ),
         {},
     )

@@ -1,6 +1,7 @@
 #include "opspec/cpu.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -27,8 +28,18 @@ bool opspec_cpu_parallel(int64_t trips) {
   return trips >= atomic_load_explicit(&opspec_threshold, memory_order_relaxed) && opspec_cpu_threads() > 1;
 }
 
+bool opspec_cpu_parallel_nest(int64_t n0, int64_t n1, int64_t n2) {
+  int64_t trips;
+  if (__builtin_mul_overflow(n0, n1, &trips) || __builtin_mul_overflow(trips, n2, &trips)) trips = INT64_MAX;
+  return opspec_cpu_parallel(trips);
+}
+
 void opspec_set_cpu_threads(int n) { atomic_store(&opspec_thread_cap, n > 0 ? n : 0); }
 
 void opspec_set_parallel_threshold(int64_t n) { atomic_store(&opspec_threshold, (long long)(n > 1 ? n : 1)); }
 
 int64_t opspec_parallel_threshold(void) { return atomic_load(&opspec_threshold); }
+
+void opspec_cpu_zero(void *data, size_t bytes) {
+  if (bytes) memset(data, 0, bytes);
+}

@@ -15,8 +15,9 @@ void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const i
     int axis = ndims - 1 - d;  // the last extent runs along x
     int64_t block = threads ? threads[d] : defaults[ndims - 1][axis];
     l->block[axis] = block;
-    l->grid[axis] = block > 0 ? (extents[d] + block - 1) / block : 0;
-    if (extents[d] <= 0) l->grid[axis] = 0;
+    // opspec_cdiv cannot overflow where extents[d] + block - 1 could; an empty or
+    // negative extent, or a bad block (reported by opspec_launch_prepare), gives no grid.
+    l->grid[axis] = block > 0 && extents[d] > 0 ? opspec_cdiv(extents[d], block) : 0;
   }
 }
 
@@ -33,8 +34,10 @@ void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, con
 int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel) {
   static const int64_t max_grid[3] = {2147483647, 65535, 65535};
   for (size_t i = 0; i < n; ++i) {
-    int64_t threads = l[i].block[0] * l[i].block[1] * l[i].block[2];
-    bool bad = threads <= 0 || threads > 1024 || l[i].shared_mem < 0;
+    // Each block dim within 1..1024 first, so that their product cannot overflow.
+    bool bad = l[i].shared_mem < 0;
+    for (int axis = 0; axis < 3; ++axis) bad |= l[i].block[axis] < 1 || l[i].block[axis] > 1024;
+    bad = bad || l[i].block[0] * l[i].block[1] * l[i].block[2] > 1024;
     for (int axis = 0; axis < 3; ++axis) bad |= l[i].grid[axis] < 0 || l[i].grid[axis] > max_grid[axis];
     if (bad) {
       *failed_kernel = l[i].kernel;

@@ -1,8 +1,11 @@
 /* Checking and binding for generated handlers; see opspec/ffi.h. */
 #include "opspec/ffi.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opspec/dtypes.h"
@@ -40,8 +43,9 @@ static const char *opspec_dtype_label(int32_t dtype, char *buf, size_t n) {
 }
 
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...) {
-  char message[1024];
+  char message[2048];
   int n = snprintf(message, sizeof message, "opspec %s: ", op);
+  if (n < 0 || (size_t)n >= sizeof message) n = 0; /* an absurd op name: keep the message */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(message + n, sizeof message - (size_t)n, fmt, ap);
@@ -52,6 +56,27 @@ XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, cons
   args.message = message; /* XLA copies it */
   args.errc = code;
   return cf->api->XLA_FFI_Error_Create(&args);
+}
+
+void opspec_drop_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err) {
+  XLA_FFI_Error_Destroy_Args args;
+  memset(&args, 0, sizeof args);
+  args.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
+  args.error = err;
+  cf->api->XLA_FFI_Error_Destroy(&args);
+}
+
+XLA_FFI_Error *opspec_reword_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err, XLA_FFI_Error_Code code, const char *op,
+                                   const char *what) {
+  XLA_FFI_Error_GetMessage_Args args;
+  memset(&args, 0, sizeof args);
+  args.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+  args.error = err;
+  cf->api->XLA_FFI_Error_GetMessage(&args);
+  /* The message belongs to `err`: format ours before destroying it. */
+  XLA_FFI_Error *ours = opspec_error(cf, code, op, "%s: %s", what, args.message ? args.message : "(no message)");
+  opspec_drop_error(cf, err);
+  return ours;
 }
 
 bool opspec_metadata_query(XLA_FFI_CallFrame *cf, XLA_FFI_Handler_Traits traits) {
@@ -66,12 +91,43 @@ bool opspec_metadata_query(XLA_FFI_CallFrame *cf, XLA_FFI_Handler_Traits traits)
   return false;
 }
 
-/* Compact "[2, 3]" rendering of a buffer's dims for messages. */
-static void opspec_dims_label(const XLA_FFI_Buffer *buf, char *out, size_t n) {
+/* Compact "[2, 3]" rendering of a buffer's dims for messages. Only error paths call
+ * it: formatting costs more than the checks themselves. */
+static const char *opspec_dims_label(const XLA_FFI_Buffer *buf, char *out, size_t n) {
   size_t used = (size_t)snprintf(out, n, "[");
   for (int64_t d = 0; d < buf->rank && used < n; ++d)
     used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)buf->dims[d]);
   if (used < n) snprintf(out + used, n - used, "]");
+  return out;
+}
+
+/* The shape an array's description asks for, "[rows, cols]" or "[..., 3]", with an
+ * output's computed dims as numbers. For messages. */
+static const char *opspec_desc_label(const opspec_op_desc *op, const opspec_array_desc *a, const int64_t *extents, char *out,
+                                     size_t n) {
+  size_t used = (size_t)snprintf(out, n, "[");
+  for (int32_t d = 0; d < a->ndims && used < n; ++d) {
+    const char *sep = d ? ", " : "";
+    const opspec_dim *dim = &a->dims[d];
+    if (dim->kind == OPSPEC_DIM_SYM)
+      used += (size_t)snprintf(out + used, n - used, "%s%s", sep, op->symbols[dim->value]);
+    else if (dim->kind == OPSPEC_DIM_ELLIPSIS)
+      used += (size_t)snprintf(out + used, n - used, "%s...", sep);
+    else
+      used += (size_t)snprintf(out + used, n - used, "%s%lld", sep,
+                               (long long)(dim->kind == OPSPEC_DIM_EXPR && extents ? extents[dim->value] : dim->value));
+  }
+  if (used < n) snprintf(out + used, n - used, "]");
+  return out;
+}
+
+/* "x, y" for a list of array descriptions; "none" if empty. */
+static const char *opspec_names_label(const opspec_array_desc *a, int32_t count, char *out, size_t n) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int32_t i = 0; i < count && used < n; ++i) used += (size_t)snprintf(out + used, n - used, "%s%s", i ? ", " : "", a[i].name);
+  if (count == 0) snprintf(out, n, "none");
+  return out;
 }
 
 /* Checks one buffer against its description: dtype, rank, each dim. Inputs bind what
@@ -79,7 +135,7 @@ static void opspec_dims_label(const XLA_FFI_Buffer *buf, char *out, size_t n) {
 static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
                                           const char *role, const opspec_array_desc *a, const XLA_FFI_Buffer *buf,
                                           bool is_input, const int64_t *extents) {
-  char got[64], want[64], shape[160];
+  char got[64], want[64], shape[160], spec[160];
   if (buf == NULL) return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
   int32_t want_dtype = a->dtype;
   if (a->dtype < 0) {
@@ -95,8 +151,14 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
         return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s (type %s), got %s", role,
                             a->name, want, tv->name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
       }
+      if (is_input) b->dtype_from[t] = (int32_t)(a - op->inputs);
     }
     want_dtype = b->dtypes[t];
+    if ((int32_t)buf->dtype != want_dtype && b->dtype_from[t] >= 0)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "%s '%s': expected dtype %s (type %s, as input '%s'), got %s", role, a->name,
+                          opspec_dtype_label(want_dtype, want, sizeof want), tv->name, op->inputs[b->dtype_from[t]].name,
+                          opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
   }
   if ((int32_t)buf->dtype != want_dtype)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s, got %s", role, a->name,
@@ -104,10 +166,10 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
 
   bool ellipsis = a->ndims > 0 && a->dims[0].kind == OPSPEC_DIM_ELLIPSIS;
   int64_t fixed = ellipsis ? a->ndims - 1 : a->ndims;
-  opspec_dims_label(buf, shape, sizeof shape);
   if (buf->rank > OPSPEC_MAX_RANK || (ellipsis ? buf->rank < fixed : buf->rank != fixed))
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld, got shape %s", role,
-                        a->name, ellipsis ? "at least " : "", (long long)fixed, shape);
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld (shape %s), got shape %s",
+                        role, a->name, ellipsis ? "at least " : "", (long long)fixed,
+                        opspec_desc_label(op, a, extents, spec, sizeof spec), opspec_dims_label(buf, shape, sizeof shape));
   int64_t lead = buf->rank - fixed; /* dims matched by '...' */
   if (ellipsis) {
     if (b->ellipsis_rank < 0 && is_input) {
@@ -116,7 +178,7 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
     } else if (b->ellipsis_rank != lead || memcmp(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims) != 0) {
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                           "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'", role, a->name,
-                          shape);
+                          opspec_dims_label(buf, shape, sizeof shape));
     }
   }
   for (int64_t d = ellipsis ? 1 : 0; d < a->ndims; ++d) {
@@ -141,6 +203,7 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
         return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op->name, "%s '%s': bad dim description", role, a->name);
     }
     if (got_extent != want_extent) {
+      opspec_dims_label(buf, shape, sizeof shape);
       if (sym)
         return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)",
                             role, a->name, (long long)axis, sym, (long long)got_extent, sym, (long long)want_extent, shape);
@@ -151,15 +214,93 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
   return NULL;
 }
 
+static bool opspec_name_is(const XLA_FFI_ByteSpan *name, const char *want) {
+  return strlen(want) == name->len && memcmp(want, name->ptr, name->len) == 0;
+}
+
+/* Appends to a message being built in buf[n]; stops quietly when it is full. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void opspec_append(char *buf, size_t n, size_t *used, const char *fmt, ...) {
+  if (*used >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf + *used, n - *used, fmt, ap);
+  va_end(ap);
+  *used = k < 0 ? n : *used + (size_t)k;
+}
+
+static bool opspec_call_has_attr(XLA_FFI_CallFrame *cf, const char *name) {
+  for (int64_t j = 0; j < cf->attrs.size; ++j)
+    if (opspec_name_is(cf->attrs.names[j], name)) return true;
+  return false;
+}
+
+static bool opspec_op_has_attr(const opspec_op_desc *op, const XLA_FFI_ByteSpan *name) {
+  for (int32_t i = 0; i < op->nattrs; ++i)
+    if (opspec_name_is(name, op->attrs[i].name)) return true;
+  return false;
+}
+
+/* The call's attributes do not match the table one for one: names every missing and
+ * every unexpected attribute, and what the op takes. */
+static XLA_FFI_Error *opspec_attr_mismatch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op) {
+  char missing[768] = "", unexpected[768] = "", expected[768];
+  size_t missing_used = 0, unexpected_used = 0;
+  int missing_count = 0, unexpected_count = 0;
+  for (int32_t i = 0; i < op->nattrs; ++i)
+    if (!opspec_call_has_attr(cf, op->attrs[i].name))
+      opspec_append(missing, sizeof missing, &missing_used, "%s'%s' (%s)", missing_count++ ? ", " : "", op->attrs[i].name,
+                    opspec_dtype_name(op->attrs[i].dtype));
+  for (int64_t j = 0; j < cf->attrs.size; ++j)
+    if (!opspec_op_has_attr(op, cf->attrs.names[j]))
+      opspec_append(unexpected, sizeof unexpected, &unexpected_used, "%s'%.*s'", unexpected_count++ ? ", " : "",
+                    (int)cf->attrs.names[j]->len, cf->attrs.names[j]->ptr);
+  size_t used = 0;
+  expected[0] = '\0';
+  for (int32_t i = 0; i < op->nattrs; ++i)
+    opspec_append(expected, sizeof expected, &used, "%s%s (%s)", i ? ", " : "", op->attrs[i].name,
+                  opspec_dtype_name(op->attrs[i].dtype));
+  const XLA_FFI_Error_Code code = XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  if (missing_count && unexpected_count)
+    return opspec_error(cf, code, op->name, "missing attribute%s %s; unexpected attribute%s %s (expected attributes: %s)",
+                        missing_count > 1 ? "s" : "", missing, unexpected_count > 1 ? "s" : "", unexpected, expected);
+  if (missing_count) return opspec_error(cf, code, op->name, "missing attribute%s %s", missing_count > 1 ? "s" : "", missing);
+  if (unexpected_count)
+    return opspec_error(cf, code, op->name, "unexpected attribute%s %s (expected %s%s)", unexpected_count > 1 ? "s" : "",
+                        unexpected, op->nattrs ? "attributes: " : "no attributes", expected);
+  /* Every name known and none missing, yet no one-for-one match: a name given twice. */
+  return opspec_error(cf, code, op->name, "expected attributes %s, got %lld attributes", expected, (long long)cf->attrs.size);
+}
+
+static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
+  switch (type) {
+    case XLA_FFI_AttrType_ARRAY:
+      return "an array";
+    case XLA_FFI_AttrType_DICTIONARY:
+      return "a dictionary";
+    case XLA_FFI_AttrType_STRING:
+      return "a string";
+    default:
+      return "a value that is not a scalar";
+  }
+}
+
 XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
     return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op->name, "only the execute stage is implemented, got stage %d",
                         (int)cf->stage);
-  if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "expected %d inputs and %d outputs, got %lld and %lld",
-                        (int)op->ninputs, (int)op->noutputs, (long long)cf->args.size, (long long)cf->rets.size);
+  if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs) {
+    char inputs[512], outputs[512];
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "expected %d inputs and %d outputs, got %lld and %lld (inputs: %s; outputs: %s)", (int)op->ninputs,
+                        (int)op->noutputs, (long long)cf->args.size, (long long)cf->rets.size,
+                        opspec_names_label(op->inputs, op->ninputs, inputs, sizeof inputs),
+                        opspec_names_label(op->outputs, op->noutputs, outputs, sizeof outputs));
+  }
   memset(b, 0, sizeof *b);
-  for (int32_t t = 0; t < OPSPEC_MAX_TYPEVARS; ++t) b->dtypes[t] = -1;
+  for (int32_t t = 0; t < OPSPEC_MAX_TYPEVARS; ++t) b->dtypes[t] = b->dtype_from[t] = -1;
   for (int32_t s = 0; s < OPSPEC_MAX_SYMBOLS; ++s) b->symbols[s] = -1;
   b->ellipsis_rank = -1;
 
@@ -175,20 +316,17 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     b->variant = b->variant * op->types[t].nchoices + choice;
   }
 
-  /* Attributes come sorted by name, as the table is: compare one for one. */
-  if (cf->attrs.size != op->nattrs)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "expected %d attributes, got %lld", (int)op->nattrs,
-                        (long long)cf->attrs.size);
+  /* XLA passes attributes sorted by name, as the table is, so a good call matches one
+   * for one; anything else is reported by name. */
+  bool match = cf->attrs.size == op->nattrs;
+  for (int32_t i = 0; i < op->nattrs && match; ++i) match = opspec_name_is(cf->attrs.names[i], op->attrs[i].name);
+  if (!match) return opspec_attr_mismatch(cf, op);
   for (int32_t i = 0; i < op->nattrs; ++i) {
-    const XLA_FFI_ByteSpan *name = cf->attrs.names[i];
     const opspec_attr_desc *want = &op->attrs[i];
-    if (strlen(want->name) != name->len || memcmp(want->name, name->ptr, name->len) != 0)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "unexpected attribute '%.*s' (expected '%s')",
-                          (int)name->len, name->ptr, want->name);
     char got[64];
     if (cf->attrs.types[i] != XLA_FFI_AttrType_SCALAR)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s' must be a %s scalar", want->name,
-                          opspec_dtype_name(want->dtype));
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected a %s scalar, got %s",
+                          want->name, opspec_dtype_name(want->dtype), opspec_attr_type_label(cf->attrs.types[i]));
     const XLA_FFI_Scalar *s = cf->attrs.attrs[i];
     if ((int32_t)s->dtype != want->dtype)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s", want->name,
@@ -226,4 +364,206 @@ void *opspec_arg(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *s
 
 void *opspec_ret(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape) {
   return opspec_view(cf->rets.rets[index], size, shape);
+}
+
+int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index) {
+  return (int32_t)((const XLA_FFI_Buffer *)cf->args.args[index])->dtype;
+}
+
+/* ---- sizes ------------------------------------------------------------------------- */
+
+XLA_FFI_Error *opspec_check_sizes(XLA_FFI_CallFrame *cf, const char *op, const opspec_size_check *checks, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    const opspec_size_check *c = &checks[i];
+    if (c->value == OPSPEC_SIZE_INVALID)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' divides by zero or overflows int64", c->what,
+                          c->text);
+    if (c->value < c->min)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' is %lld, expected at least %lld", c->what, c->text,
+                          (long long)c->value, (long long)c->min);
+  }
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_buffer_bytes(XLA_FFI_CallFrame *cf, const char *op, const char *role, const char *name,
+                                   int64_t count, size_t elem_size, size_t *bytes) {
+  *bytes = 0;
+  if (count == OPSPEC_SIZE_INVALID)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': its element count (the product of its dims) overflows int64",
+                        role, name);
+  if (count < 0)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': element count is %lld, expected at least 0", role,
+                        name, (long long)count);
+  /* PTRDIFF_MAX, not SIZE_MAX: no object can be larger, and pointer differences inside
+   * the buffer must not overflow either. */
+  if ((uint64_t)count > (uint64_t)PTRDIFF_MAX / (elem_size ? elem_size : 1))
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': %lld elements of %zu bytes overflow the address space",
+                        role, name, (long long)count, elem_size);
+  *bytes = (size_t)count * elem_size;
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_host_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *name, size_t bytes, void **ptr) {
+  *ptr = malloc(bytes ? bytes : 1);
+  if (!*ptr)
+    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, "cannot allocate %zu bytes for scratch '%s'", bytes, name);
+  return NULL;
+}
+
+/* ---- contents ---------------------------------------------------------------------- */
+
+static atomic_bool opspec_checks_on = true;
+
+/* Relaxed: the switch orders nothing else, and every call reads it once. */
+void opspec_set_checks(bool enabled) { atomic_store_explicit(&opspec_checks_on, enabled, memory_order_relaxed); }
+bool opspec_checks_enabled(void) { return atomic_load_explicit(&opspec_checks_on, memory_order_relaxed); }
+
+/* Elements per block of the scans below. A branch-free pass over a block tells whether
+ * anything in it is bad (the compiler vectorises it); only then does a second pass look
+ * for the position. 4096 elements stay in L1 for the second pass. */
+#define OPSPEC_SCAN_BLOCK 4096
+
+/* opspec_scan_<T>: the first position whose value lies outside [lo, hi], or (if
+ * `sorted`) is less than the one before; -1 if none. */
+#define OPSPEC_DEFINE_SCAN(name, T)                                                                \
+  static int64_t opspec_scan_##name(const T *v, int64_t n, T lo, T hi, bool sorted) {              \
+    for (int64_t start = 0; start < n; start += OPSPEC_SCAN_BLOCK) {                                \
+      int64_t end = n - start < OPSPEC_SCAN_BLOCK ? n : start + OPSPEC_SCAN_BLOCK;                  \
+      int bad = 0;                                                                                  \
+      for (int64_t i = start; i < end; ++i) bad |= (v[i] < lo) | (v[i] > hi);                       \
+      if (sorted)                                                                                   \
+        for (int64_t i = start ? start : 1; i < end; ++i) bad |= v[i] < v[i - 1];                   \
+      if (!bad) continue;                                                                           \
+      for (int64_t i = start; i < end; ++i)                                                         \
+        if (v[i] < lo || v[i] > hi || (sorted && i > 0 && v[i] < v[i - 1])) return i;              \
+    }                                                                                               \
+    return -1;                                                                                      \
+  }
+OPSPEC_DEFINE_SCAN(int8, int8_t)
+OPSPEC_DEFINE_SCAN(int16, int16_t)
+OPSPEC_DEFINE_SCAN(int32, int32_t)
+OPSPEC_DEFINE_SCAN(int64, int64_t)
+OPSPEC_DEFINE_SCAN(uint8, uint8_t)
+OPSPEC_DEFINE_SCAN(uint16, uint16_t)
+OPSPEC_DEFINE_SCAN(uint32, uint32_t)
+OPSPEC_DEFINE_SCAN(uint64, uint64_t)
+#undef OPSPEC_DEFINE_SCAN
+
+/* One integer element, widened for comparing with the int64 bounds and for printing.
+ * Only uint64 values can exceed int64: `big` says so and `u` holds them. */
+typedef struct opspec_int_value {
+  int64_t s;
+  uint64_t u;
+  bool big;
+} opspec_int_value;
+
+static opspec_int_value opspec_int_at(const void *data, int32_t dtype, int64_t i) {
+  opspec_int_value r = {0, 0, false};
+  switch (dtype) {
+    case OPSPEC_DT_int8: r.s = ((const int8_t *)data)[i]; break;
+    case OPSPEC_DT_int16: r.s = ((const int16_t *)data)[i]; break;
+    case OPSPEC_DT_int32: r.s = ((const int32_t *)data)[i]; break;
+    case OPSPEC_DT_int64: r.s = ((const int64_t *)data)[i]; break;
+    case OPSPEC_DT_uint8: r.s = ((const uint8_t *)data)[i]; break;
+    case OPSPEC_DT_uint16: r.s = ((const uint16_t *)data)[i]; break;
+    case OPSPEC_DT_uint32: r.s = ((const uint32_t *)data)[i]; break;
+    case OPSPEC_DT_uint64:
+      r.u = ((const uint64_t *)data)[i];
+      r.big = r.u > (uint64_t)INT64_MAX;
+      r.s = r.big ? INT64_MAX : (int64_t)r.u;
+      break;
+  }
+  if (!r.big) r.u = (uint64_t)r.s;
+  return r;
+}
+
+static const char *opspec_int_label(opspec_int_value v, char *buf, size_t n) {
+  if (v.big)
+    snprintf(buf, n, "%" PRIu64, v.u);
+  else
+    snprintf(buf, n, "%" PRId64, v.s);
+  return buf;
+}
+
+/* "n - 1 = 7", or just "0" when the text is the number itself. */
+static const char *opspec_bound_label(const char *text, int64_t value, char *buf, size_t n) {
+  char number[32];
+  snprintf(number, sizeof number, "%" PRId64, value);
+  if (strcmp(text, number) == 0)
+    snprintf(buf, n, "%s", text);
+  else
+    snprintf(buf, n, "%s = %s", text, number);
+  return buf;
+}
+
+/* Runs the scan of the dtype's C type, with the bounds clamped to that type: a bound
+ * beyond the type's range checks nothing on that side, and a bound that no value of
+ * the type can meet makes every value fail (clamping then leaves lo > hi). */
+#define OPSPEC_SCAN_CASE(name, T, TMIN, TMAX)                                                                 \
+  case OPSPEC_DT_##name: {                                                                                   \
+    T lo = !c->has_min || c->min <= (int64_t)(TMIN) ? (T)(TMIN) : c->min > (int64_t)(TMAX) ? (T)(TMAX) : (T)c->min; \
+    T hi = !c->has_max || c->max >= (int64_t)(TMAX) ? (T)(TMAX) : c->max < (int64_t)(TMIN) ? (T)(TMIN) : (T)c->max; \
+    bool never = (c->has_min && c->min > (int64_t)(TMAX)) || (c->has_max && c->max < (int64_t)(TMIN));       \
+    return never ? (count > 0 ? 0 : -1) : opspec_scan_##name((const T *)data, count, lo, hi, c->sorted);     \
+  }
+
+static int64_t opspec_first_bad(const void *data, int32_t dtype, int64_t count, const opspec_value_check *c) {
+  switch (dtype) {
+    OPSPEC_SCAN_CASE(int8, int8_t, INT8_MIN, INT8_MAX)
+    OPSPEC_SCAN_CASE(int16, int16_t, INT16_MIN, INT16_MAX)
+    OPSPEC_SCAN_CASE(int32, int32_t, INT32_MIN, INT32_MAX)
+    OPSPEC_SCAN_CASE(int64, int64_t, INT64_MIN, INT64_MAX)
+    OPSPEC_SCAN_CASE(uint8, uint8_t, 0, UINT8_MAX)
+    OPSPEC_SCAN_CASE(uint16, uint16_t, 0, UINT16_MAX)
+    OPSPEC_SCAN_CASE(uint32, uint32_t, 0, UINT32_MAX)
+    case OPSPEC_DT_uint64: {
+      /* Bounds are int64: a max bounds uint64 values below INT64_MAX, a min only if positive. */
+      if (c->has_max && c->max < 0) return count > 0 ? 0 : -1;
+      uint64_t lo = c->has_min && c->min > 0 ? (uint64_t)c->min : 0;
+      uint64_t hi = c->has_max ? (uint64_t)c->max : UINT64_MAX;
+      return opspec_scan_uint64((const uint64_t *)data, count, lo, hi, c->sorted);
+    }
+  }
+  return -1;
+}
+#undef OPSPEC_SCAN_CASE
+
+XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data, int32_t dtype,
+                                   int64_t count, const opspec_value_check *check) {
+  const XLA_FFI_Error_Code code = XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  char got[64];
+  switch (dtype) {
+    case OPSPEC_DT_int8: case OPSPEC_DT_int16: case OPSPEC_DT_int32: case OPSPEC_DT_int64:
+    case OPSPEC_DT_uint8: case OPSPEC_DT_uint16: case OPSPEC_DT_uint32: case OPSPEC_DT_uint64:
+      break;
+    default:
+      return opspec_error(cf, code, op, "input '%s': value checks need integer data, got %s", input,
+                          opspec_dtype_label(dtype, got, sizeof got));
+  }
+  /* A bound is a shape expression over the call's values: it can fail like one. */
+  if (check->has_min && check->min == OPSPEC_SIZE_INVALID)
+    return opspec_error(cf, code, op, "input '%s': check min = '%s' divides by zero or overflows int64", input, check->min_text);
+  if (check->has_max && check->max == OPSPEC_SIZE_INVALID)
+    return opspec_error(cf, code, op, "input '%s': check max = '%s' divides by zero or overflows int64", input, check->max_text);
+
+  int64_t i = opspec_first_bad(data, dtype, count, check);
+  if (i < 0) return NULL;
+  opspec_int_value v = opspec_int_at(data, dtype, i);
+  bool low = check->has_min && !v.big && v.s < check->min;
+  bool high = check->has_max && (v.big || v.s > check->max);
+  char lo[160], hi[160];
+  if (low || high) {
+    if (check->has_min && check->has_max)
+      return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected %s <= value <= %s", input, (long long)i,
+                          opspec_int_label(v, got, sizeof got), opspec_bound_label(check->min_text, check->min, lo, sizeof lo),
+                          opspec_bound_label(check->max_text, check->max, hi, sizeof hi));
+    return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected value %s %s", input, (long long)i,
+                        opspec_int_label(v, got, sizeof got), low ? ">=" : "<=",
+                        low ? opspec_bound_label(check->min_text, check->min, lo, sizeof lo)
+                            : opspec_bound_label(check->max_text, check->max, hi, sizeof hi));
+  }
+  char before[64];
+  return opspec_error(cf, code, op, "input '%s'[%lld] = %s is less than %s[%lld] = %s: expected non-decreasing values", input,
+                      (long long)i, opspec_int_label(v, got, sizeof got), input, (long long)(i - 1),
+                      opspec_int_label(opspec_int_at(data, dtype, i - 1), before, sizeof before));
 }

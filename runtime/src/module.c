@@ -7,6 +7,7 @@
 #include <Python.h>
 
 #include "opspec/cpu.h"
+#include "opspec/ffi.h"
 #include "opspec/registry.h"
 
 #define OPSPEC_TARGET_PREFIX "opspec_"
@@ -86,6 +87,20 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
   return PyLong_FromLongLong(opspec_parallel_threshold());
 }
 
+static PyObject *opspec_py_set_checks(PyObject *self, PyObject *arg) {
+  (void)self;
+  int enabled = PyObject_IsTrue(arg);
+  if (enabled < 0) return NULL;
+  opspec_set_checks(enabled != 0);
+  Py_RETURN_NONE;
+}
+
+static PyObject *opspec_py_checks_enabled(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyBool_FromLong(opspec_checks_enabled());
+}
+
 static PyMethodDef opspec_py_methods[] = {
     {"handlers", opspec_py_handlers, METH_NOARGS, "List of (op name, cpu capsule, CUDA capsule or None)."},
     {"target_name", opspec_py_target_name, METH_O, "The FFI target name of an op."},
@@ -94,6 +109,8 @@ static PyMethodDef opspec_py_methods[] = {
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
     {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O, "Loop trips at which CPU loops go parallel."},
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS, "Loop trips at which CPU loops go parallel."},
+    {"set_checks", opspec_py_set_checks, METH_O, "Turn the CPU handlers' input contents checks on or off."},
+    {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the CPU handlers check input contents."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,7 @@
 #define OPSPEC_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -20,6 +21,15 @@ extern "C" {
 int opspec_cpu_threads(void);
 /* True if a loop of `trips` iterations should run in parallel. */
 bool opspec_cpu_parallel(int64_t trips);
+
+/* opspec_cpu_parallel for a collapsed loop nest of n0 x n1 x n2 trips. The product
+ * saturates: extents are checked one by one, their product is not. */
+bool opspec_cpu_parallel_nest(int64_t n0, int64_t n1, int64_t n2);
+
+/* Sets `bytes` bytes at `data` to zero (nothing for 0 bytes, whatever `data` is). A
+ * function, not memset, so that a body's own names (an array called `memset`) cannot
+ * shadow it in generated kernels. */
+void opspec_cpu_zero(void *data, size_t bytes);
 
 void opspec_set_cpu_threads(int n);            /* 0: OpenMP's default */
 void opspec_set_parallel_threshold(int64_t n); /* trips at which loops go parallel */

@@ -39,7 +39,7 @@ int opspec_launch_any_empty(const opspec_launch *l, size_t n);
 int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream);
 
 static inline int opspec_launch_empty(const opspec_launch *l) {
-  return l->grid[0] * l->grid[1] * l->grid[2] == 0;
+  return l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0; /* no product: it could overflow */
 }
 
 /* Launches `kernel` with configuration `cfg` unless its grid is empty, then checks the

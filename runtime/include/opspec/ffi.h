@@ -5,7 +5,9 @@
  * attributes, every dtype, rank and dim, the binding of shape symbols and type
  * variables. Checking lives here once, tested once, instead of being spelled out in
  * each generated file. Every failure is an INVALID_ARGUMENT error naming the op and the
- * argument; nothing here crashes on a malformed call frame.
+ * argument; nothing here crashes on a malformed call frame. The generated code also
+ * computes every size with the checked helpers below before using it, and checks
+ * input contents where the spec asks (opspec_check_values).
  *
  * Pure C against xla/ffi/api/c_api.h.
  */
@@ -16,16 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opspec/limits.h"
 #include "xla/ffi/api/c_api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define OPSPEC_MAX_RANK 8
-#define OPSPEC_MAX_TYPEVARS 4
-#define OPSPEC_MAX_SYMBOLS 32
-#define OPSPEC_MAX_ATTRS 32
 
 #if defined(__GNUC__) || defined(__clang__)
 #define OPSPEC_UNUSED __attribute__((unused))
@@ -50,7 +48,88 @@ extern "C" {
 #endif
 OPSPEC_HOST_DEVICE static inline int64_t opspec_min(int64_t a, int64_t b) { return a < b ? a : b; }
 OPSPEC_HOST_DEVICE static inline int64_t opspec_max(int64_t a, int64_t b) { return a > b ? a : b; }
-OPSPEC_HOST_DEVICE static inline int64_t opspec_cdiv(int64_t a, int64_t b) { return b ? (a + b - 1) / b : 0; }
+/* The ceiling of a / b for every sign, as Python's -(-a // b): C truncates toward zero,
+ * which is the ceiling exactly when the quotient is negative or exact. b == 0 gives 0;
+ * handlers reject that case (opspec_safe_cdiv) before any kernel computes it. */
+OPSPEC_HOST_DEVICE static inline int64_t opspec_cdiv(int64_t a, int64_t b) {
+  return b ? a / b + (a % b != 0 && (a < 0) == (b < 0)) : 0;
+}
+
+/* Checked size arithmetic for handlers.
+ *
+ * Handlers compute every shape expression (output and scratch dims, launch extents, GPU
+ * block sizes, shared memory) with these before anything uses the result: division by
+ * zero or an int64 overflow yields OPSPEC_SIZE_INVALID, and an invalid operand passes
+ * it on, so one comparison after the whole expression catches a failure anywhere in
+ * it (opspec_check_sizes). Kernels keep the plain operators above: they only run once
+ * the handler has computed the same expressions from the same values without failure.
+ * INT64_MIN itself is the poison value, so it can never be a valid size, and INT64_MIN
+ * / -1 (which traps on x86) cannot be reached. */
+#define OPSPEC_SIZE_INVALID INT64_MIN
+
+/* Overflow tests: the compiler's builtins on the host; nvcc has none in device code,
+ * where the classic two's-complement tests stand in (only CUDA bodies could call them
+ * there; handlers run on the host). */
+OPSPEC_HOST_DEVICE static inline bool opspec_add_overflows(int64_t a, int64_t b, int64_t *r) {
+#ifdef __CUDA_ARCH__
+  *r = (int64_t)((uint64_t)a + (uint64_t)b);
+  return ((a ^ *r) & (b ^ *r)) < 0; /* both operands differ in sign from the result */
+#else
+  return __builtin_add_overflow(a, b, r);
+#endif
+}
+OPSPEC_HOST_DEVICE static inline bool opspec_sub_overflows(int64_t a, int64_t b, int64_t *r) {
+#ifdef __CUDA_ARCH__
+  *r = (int64_t)((uint64_t)a - (uint64_t)b);
+  return ((a ^ b) & (a ^ *r)) < 0; /* operands of different sign, result not of a's */
+#else
+  return __builtin_sub_overflow(a, b, r);
+#endif
+}
+OPSPEC_HOST_DEVICE static inline bool opspec_mul_overflows(int64_t a, int64_t b, int64_t *r) {
+#ifdef __CUDA_ARCH__
+  *r = (int64_t)((uint64_t)a * (uint64_t)b);
+  return __mul64hi(a, b) != (*r < 0 ? -1 : 0); /* the high half only repeats the sign */
+#else
+  return __builtin_mul_overflow(a, b, r);
+#endif
+}
+
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_add_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  return r;
+}
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_sub_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  return r;
+}
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_mul_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  return r;
+}
+/* C's truncating division and remainder. Neither operand is INT64_MIN past the first
+ * test, so INT64_MIN / -1 cannot happen. */
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_div(int64_t a, int64_t b) {
+  return a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || b == 0 ? OPSPEC_SIZE_INVALID : a / b;
+}
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_mod(int64_t a, int64_t b) {
+  return a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || b == 0 ? OPSPEC_SIZE_INVALID : a % b;
+}
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_neg(int64_t a) { return a == OPSPEC_SIZE_INVALID ? a : -a; }
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_min(int64_t a, int64_t b) {
+  return a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID ? OPSPEC_SIZE_INVALID : opspec_min(a, b);
+}
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_max(int64_t a, int64_t b) {
+  return a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID ? OPSPEC_SIZE_INVALID : opspec_max(a, b);
+}
+/* Ceiling division, as opspec_cdiv; the quotient's magnitude is at most |a|, so the
+ * rounding step cannot overflow. */
+OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_cdiv(int64_t a, int64_t b) {
+  return a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || b == 0 ? OPSPEC_SIZE_INVALID : opspec_cdiv(a, b);
+}
 
 typedef enum opspec_dim_kind {
   OPSPEC_DIM_FIXED,    /* value: the extent */
@@ -98,6 +177,7 @@ typedef struct opspec_op_desc {
 typedef struct opspec_bound {
   int32_t variant; /* mixed-radix index of the type-variable choices, first var slowest */
   int32_t dtypes[OPSPEC_MAX_TYPEVARS];
+  int32_t dtype_from[OPSPEC_MAX_TYPEVARS]; /* the input that bound each one, for messages */
   int64_t symbols[OPSPEC_MAX_SYMBOLS];
   const void *attrs[OPSPEC_MAX_ATTRS]; /* scalar values, in desc->attrs order */
   int32_t ellipsis_rank;               /* -1 while no input with '...' was seen */
@@ -117,6 +197,59 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
 XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *b,
                                     const int64_t *extents);
 
+/* One shape expression a handler computed, to check before anything uses it. */
+typedef struct opspec_size_check {
+  const char *what; /* "output 'y' dim 0", "scratch 'tmp' dim 1", "launch extent 0", "cuda kernel 'k' block 0" */
+  const char *text; /* the expression as written in the spec */
+  int64_t value;    /* computed with the opspec_safe_* helpers */
+  int64_t min;      /* 0 for extents and sizes, 1 for thread and block counts */
+} opspec_size_check;
+
+/* The first of `n` checks whose value is OPSPEC_SIZE_INVALID or below its minimum, as
+ * an INVALID_ARGUMENT error: "opspec <op>: <what> = '<text>' divides by zero or
+ * overflows int64" or "... = '<text>' is -3, expected at least 0". NULL if all pass. */
+XLA_FFI_Error *opspec_check_sizes(XLA_FFI_CallFrame *cf, const char *op, const opspec_size_check *checks, int32_t n);
+/* The element count of an array (of checks), as opspec_check_sizes takes it. */
+#define OPSPEC_COUNT(array) ((int32_t)(sizeof(array) / sizeof((array)[0])))
+
+/* The bytes of `count` elements of `elem_size` bytes each, for buffer `name` (`role`
+ * is "scratch" or "output"): an error naming the op and the buffer if the count is
+ * invalid or negative or the product exceeds PTRDIFF_MAX: never a wrapped size. */
+XLA_FFI_Error *opspec_buffer_bytes(XLA_FFI_CallFrame *cf, const char *op, const char *role, const char *name,
+                                   int64_t count, size_t elem_size, size_t *bytes);
+/* Host memory for scratch buffer `name`: a pointer that is never NULL on success, also
+ * for 0 bytes (so "no memory" and "nothing to allocate" cannot be confused), or a
+ * RESOURCE_EXHAUSTED error naming the buffer. Freed with free(). */
+XLA_FFI_Error *opspec_host_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *name, size_t bytes, void **ptr);
+
+/* What a spec's `check:` promises about an integer input's contents. Bounds are
+ * inclusive and computed with the opspec_safe_* helpers; the texts are the spec's. */
+typedef struct opspec_value_check {
+  bool has_min;
+  int64_t min;
+  const char *min_text;
+  bool has_max;
+  int64_t max;
+  const char *max_text;
+  bool sorted; /* non-decreasing */
+} opspec_value_check;
+
+/* Scans `count` elements of integer dtype `dtype` (an XLA code) at `data`, and reports
+ * the first position that breaks `check`, e.g.
+ *   "opspec csr_matvec: input 'indices'[17] = 9 is out of range: expected 0 <= value <= n - 1 = 7"
+ *   "opspec csr_matvec: input 'indptr'[3] = 2 is less than indptr[2] = 5: expected non-decreasing values"
+ * Positions are flat (row-major) element indices. Host data only. */
+XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data, int32_t dtype,
+                                   int64_t count, const opspec_value_check *check);
+
+/* The process-wide switch for opspec_check_values (opspec.set_checks() in Python; on
+ * by default). Shape and size checks are not switchable: they keep handlers safe. */
+void opspec_set_checks(bool enabled);
+bool opspec_checks_enabled(void);
+
+/* The dtype (XLA code) of argument `index`. Only valid after opspec_bind_inputs. */
+int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
+
 /* The data pointer of argument / result `index`; fills its element count and shape
  * (padded with 1s to OPSPEC_MAX_RANK). Only valid after the checks above. */
 void *opspec_arg(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape);
@@ -128,6 +261,13 @@ XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, cons
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* An error XLA returned to us, reworded as "opspec <op>: <what>: <XLA's message>" so
+ * that it names the op; XLA's error is destroyed (a handler owns the errors it gets). */
+XLA_FFI_Error *opspec_reword_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err, XLA_FFI_Error_Code code, const char *op,
+                                   const char *what);
+/* Destroys an error nobody will see. */
+void opspec_drop_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err);
 
 /* The dtype's name ("float32"), or NULL for a dtype opspec does not support. */
 const char *opspec_dtype_name(int32_t dtype);

@@ -14,8 +14,9 @@ extern "C" {
 
 /* XLA's CUDA stream for this call. */
 XLA_FFI_Error *opspec_cuda_stream(XLA_FFI_CallFrame *cf, const char *op, void **stream);
-/* Device memory from XLA's stream-ordered allocator (NULL for 0 bytes). */
-XLA_FFI_Error *opspec_device_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *what, size_t bytes, void **ptr);
+/* Device memory for scratch buffer `name` from XLA's stream-ordered allocator (NULL for
+ * 0 bytes); a failure names the op and the buffer. */
+XLA_FFI_Error *opspec_device_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *name, size_t bytes, void **ptr);
 void opspec_device_free(XLA_FFI_CallFrame *cf, size_t bytes, void *ptr);
 /* "opspec <op>: CUDA kernel '<kernel>' failed: <CUDA's message> (code N)" */
 XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const char *kernel, int code);

@@ -4,7 +4,12 @@
 handlers with JAX (``cpu`` always, ``CUDA`` when JAX has a GPU backend and the extension
 was built with CUDA), and exposes the ops as ``opspec.ops.<name>``. Nothing is compiled
 at import: the handlers were compiled ahead of time from the generated C sources.
+
+Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
+contents checks off, as ``set_checks(False)`` would.
 """
+
+import os as _os
 
 from opspec import _opspec
 from opspec._runtime import register_targets as _register_targets
@@ -15,6 +20,8 @@ __all__ = [
     "set_cpu_threads",
     "set_parallel_threshold",
     "parallel_threshold",
+    "set_checks",
+    "checks_enabled",
     "target_name",
     "registered_platforms",
 ]
@@ -40,3 +47,24 @@ def set_parallel_threshold(trips: int) -> None:
 def parallel_threshold() -> int:
     """The loop trip count at which portable CPU kernels go parallel."""
     return _opspec.parallel_threshold()
+
+
+def set_checks(enabled: bool) -> None:
+    """Turns the input contents checks on or off, for every op, process-wide.
+
+    An input whose spec says ``check: {min: ..., max: ..., sorted: true}`` is scanned by
+    the CPU handler before the kernel runs; a bad value raises an error naming the op,
+    the input and the position. The scan reads every element once, so a caller whose
+    data is known good may turn it off. On GPU the data is on the device and is never
+    checked. Shape, dtype and size checks are not affected: they always run.
+    """
+    _opspec.set_checks(bool(enabled))
+
+
+def checks_enabled() -> bool:
+    """Whether the CPU handlers check input contents (``set_checks``); on by default."""
+    return _opspec.checks_enabled()
+
+
+if _os.environ.get("OPSPEC_CHECKS", "").strip().lower() in ("0", "false", "off", "no"):
+    set_checks(False)

@@ -43,7 +43,7 @@ class Op:
     aliases: dict  # input index -> output index
 
 
-MAX_RANK = 8  # OPSPEC_MAX_RANK in runtime/include/opspec/ffi.h
+MAX_RANK = 8  # OPSPEC_MAX_RANK in runtime/include/opspec/limits.h
 
 
 class OpError(TypeError):
