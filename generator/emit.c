@@ -18,6 +18,7 @@ static const struct {
   const char *tmpl, *path;
 } og_op_files[] = {
     {"op.h.tmpl", "ops/%s.h"},
+    {"op_body.inc.tmpl", "ops/%s_body.inc"},
     {"op_cpu.c.tmpl", "ops/%s_cpu.c"},
     {"op_ffi.c.tmpl", "ops/%s_ffi.c"},
     {"op_cuda.cu.tmpl", "ops/%s_cuda.cu"},
@@ -30,6 +31,7 @@ static const struct {
     {"registry.c.tmpl", "registry.c"},
     {"ops.py.tmpl", "python/ops.py"},
     {"ops.pyi.tmpl", "python/ops.pyi"},
+    {"tables.py.tmpl", "python/_tables.py"},
 };
 
 void og_fix_line_markers(og_buf *text, const char *path) {

@@ -1,8 +1,8 @@
 /* The op model as template values.
  *
- * Templates hold no logic beyond loops and conditionals, so everything they print that
- * needs a decision (a C type, a descriptor initialiser, an expression in C or Python
- * spelling, whether a pointer may be restrict) is decided here, once.
+ * Templates only substitute values and iterate over lists, so everything they print
+ * that needs a decision (a declaration, a table row, an expression in C or Python
+ * spelling, whether a part applies at all) is decided by the emitters (emit_parts.h).
  */
 #ifndef OG_EMIT_CTX_H
 #define OG_EMIT_CTX_H
@@ -15,8 +15,5 @@ og_value *og_ctx_op(const og_op *op);
 /* The context of the whole-library templates (registry, Python stubs):
  * {"ops": [op, ...]} with ops sorted by name. */
 og_value *og_ctx_library(og_op *const *ops, size_t nops);
-
-/* The C type of a dtype name, or NULL. */
-const char *og_dtype_ctype(const char *dtype);
 
 #endif /* OG_EMIT_CTX_H */

@@ -1,15 +1,15 @@
-/* Private to the template engine: tokens, the AST, and the filter table.
+/* Private to the template engine: tokens and the AST.
  *
  * Pipeline: tmpl_lex.c turns a template source into tokens (applying every whitespace
  * rule, so later stages never think about whitespace), tmpl_parse.c builds the AST by
- * recursive descent, tmpl_render.c walks it, tmpl_filters.c holds the filters.
+ * recursive descent over for-blocks, tmpl_render.c walks it, tmpl_env.c loads and
+ * caches templates.
  */
 #ifndef OG_TMPL_INTERNAL_H
 #define OG_TMPL_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "buf.h"
 #include "diag.h"
@@ -24,26 +24,20 @@ typedef enum og_tmpl_tok_kind {
   OG_TK_BLOCK_BEGIN, /* {% */
   OG_TK_TAG_END,     /* }} or %} */
   OG_TK_NAME,
-  OG_TK_INT,
   OG_TK_STR,
   OG_TK_DOT,
-  OG_TK_LBRACKET,
-  OG_TK_RBRACKET,
-  OG_TK_LPAREN,
-  OG_TK_RPAREN,
-  OG_TK_PIPE,
-  OG_TK_COMMA,
-  OG_TK_EQ,
-  OG_TK_NE,
+  /* Jinja syntax the engine does not support: a number or one of | [ ] ( ) , and the
+   * operators = == != < <= > >= + - * / ~. Lexed rather than rejected, so the parser
+   * reports the first problem in reading order, in words that name the construct. */
+  OG_TK_UNSUPPORTED,
   OG_TK_EOF,
 } og_tmpl_tok_kind;
 
 typedef struct og_tmpl_tok {
   og_tmpl_tok_kind kind;
   og_loc loc;
-  char *text;  /* TEXT: the text; NAME: the name; STR: the decoded string */
-  size_t len;  /* bytes in text */
-  int64_t ival; /* INT */
+  char *text; /* TEXT: the text; NAME, UNSUPPORTED: as written; STR: the contents */
+  size_t len; /* bytes in text */
 } og_tmpl_tok;
 
 typedef struct og_tmpl_toks {
@@ -56,97 +50,45 @@ typedef struct og_tmpl_toks {
 bool og_tmpl_lex(const og_source *src, og_tmpl_toks *out, og_diag *d);
 void og_tmpl_toks_free(og_tmpl_toks *t);
 
-/* ---- filters --------------------------------------------------------------------- */
-
-typedef struct og_tmpl_filter og_tmpl_filter;
-
-/* One filter application. `in` is NULL only for a filter whose `lenient` is set, and
- * then means "undefined". */
-typedef struct og_tmpl_fcall {
-  const og_tmpl_filter *filter;
-  const og_value *in;
-  const og_value *const *args;
-  size_t nargs;
-  og_loc loc; /* the filter's name, where its errors point */
-  og_diag *d;
-} og_tmpl_fcall;
-
-/* Returns a new value the caller owns, or NULL after reporting an error. */
-typedef og_value *(*og_tmpl_filter_fn)(const og_tmpl_fcall *c);
-
-struct og_tmpl_filter {
-  const char *name;
-  int min_args, max_args;
-  bool lenient; /* input may be undefined (only `default`) */
-  og_tmpl_filter_fn fn;
-};
-
-const og_tmpl_filter *og_tmpl_filter_find(const char *name);
-
-/* Appends the text of a scalar as {{ }} prints it (null prints nothing); returns false
- * for a list or map. */
-bool og_tmpl_scalar_str(const og_value *v, og_buf *out);
-const char *og_tmpl_kind_name(og_value_kind k);
-
 /* ---- AST ------------------------------------------------------------------------- */
 
-typedef enum og_tmpl_expr_kind {
-  OG_TX_LIT,    /* lit: a literal, built at parse time */
-  OG_TX_NAME,   /* name */
-  OG_TX_ATTR,   /* a.name */
-  OG_TX_INDEX,  /* a[b] */
-  OG_TX_FILTER, /* a | filter(args) */
-  OG_TX_NOT,    /* not a */
-  OG_TX_AND,    /* a and b */
-  OG_TX_OR,     /* a or b */
-  OG_TX_EQ,     /* a == b */
-  OG_TX_NE,     /* a != b */
-} og_tmpl_expr_kind;
-
-typedef struct og_tmpl_expr {
-  og_tmpl_expr_kind kind;
-  og_loc loc; /* where errors about this node point */
-  og_value *lit;
+/* One name of a path, with where errors about looking it up point. */
+typedef struct og_tmpl_seg {
   char *name;
-  struct og_tmpl_expr *a, *b;
-  const og_tmpl_filter *filter;
-  struct og_tmpl_expr **args;
-  size_t nargs;
-} og_tmpl_expr;
+  og_loc loc;
+} og_tmpl_seg;
+
+/* name.key.key: an array rather than a tree, so a path of any length is parsed,
+ * evaluated and freed without recursion. */
+typedef struct og_tmpl_path {
+  og_tmpl_seg *segs;
+  size_t len, cap;
+} og_tmpl_path;
 
 typedef enum og_tmpl_node_kind {
   OG_TN_TEXT,    /* text, len */
-  OG_TN_OUTPUT,  /* {{ expr }} */
-  OG_TN_IF,      /* branches */
-  OG_TN_FOR,     /* for name in expr: body */
-  OG_TN_INCLUDE, /* include expr */
+  OG_TN_OUTPUT,  /* {{ path }} */
+  OG_TN_FOR,     /* for name in path: body */
+  OG_TN_INCLUDE, /* include "text" */
 } og_tmpl_node_kind;
 
 typedef struct og_tmpl_node og_tmpl_node;
-
-typedef struct og_tmpl_branch {
-  og_tmpl_expr *cond; /* NULL for else */
-  og_tmpl_node *body;
-} og_tmpl_branch;
 
 struct og_tmpl_node {
   og_tmpl_node_kind kind;
   og_loc loc;
   og_tmpl_node *next;
-  char *text;
+  char *text; /* TEXT: the text; INCLUDE: the template name */
   size_t len;
-  og_tmpl_expr *expr;
-  char *name;
+  og_tmpl_path path;
+  char *name; /* FOR: the loop variable */
   og_tmpl_node *body;
-  og_tmpl_branch *branches;
-  size_t nbranches;
 };
 
 /* Parses a whole template; NULL after reporting the first error. An empty template
  * parses to a single empty text node so NULL always means failure. */
 og_tmpl_node *og_tmpl_parse(const og_source *src, og_diag *d);
 void og_tmpl_node_free(og_tmpl_node *n);
-void og_tmpl_expr_free(og_tmpl_expr *e);
 
 /* ---- env (tmpl_env.c) ------------------------------------------------------------ */
 

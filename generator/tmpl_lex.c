@@ -9,7 +9,6 @@
  *   - trim_blocks: one newline right after `%}` or `#}` is dropped (`+%}` opts out).
  * `{{ }}` is never trimmed implicitly. Comments produce no tokens.
  */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,108 +79,56 @@ static void og_tmpl_lex_text(og_tmpl_lexer *lx, size_t start, size_t end) {
   tok->len = end - start;
 }
 
+/* A "..." or '...' string: only include names are strings, and a file name needs no
+ * escapes, so a backslash is refused rather than given a meaning. */
 static bool og_tmpl_lex_string(og_tmpl_lexer *lx) {
   size_t open = lx->pos;
   char quote = lx->s[open];
-  og_buf val = {0};
   size_t i = open + 1;
-  for (;; ++i) {
-    if (i >= lx->n) {
-      og_diag_error(lx->d, og_tmpl_lex_loc(lx, open), "unterminated string literal");
-      og_buf_free(&val);
+  for (; i < lx->n && lx->s[i] != quote; ++i)
+    if (lx->s[i] == '\\') {
+      og_diag_error(lx->d, og_tmpl_lex_loc(lx, i), "escape sequences are not supported in strings");
       return false;
     }
-    char c = lx->s[i];
-    if (c == quote) break;
-    if (c != '\\') {
-      og_buf_putc(&val, c);
-      continue;
-    }
-    char e = lx->s[++i];
-    switch (e) {
-      case 'n': og_buf_putc(&val, '\n'); break;
-      case 't': og_buf_putc(&val, '\t'); break;
-      case '\\': case '"': case '\'': og_buf_putc(&val, e); break;
-      default:
-        og_diag_error(lx->d, og_tmpl_lex_loc(lx, i - 1), "unknown escape sequence in string");
-        og_buf_free(&val);
-        return false;
-    }
+  if (i >= lx->n) {
+    og_diag_error(lx->d, og_tmpl_lex_loc(lx, open), "unterminated string literal");
+    return false;
   }
   og_tmpl_tok *tok = og_tmpl_lex_push(lx, OG_TK_STR, open);
-  tok->len = val.len;
-  tok->text = og_buf_take(&val);
+  tok->text = og_xstrndup(lx->s + open + 1, i - open - 1);
+  tok->len = i - open - 1;
   lx->pos = i + 1;
-  return true;
-}
-
-static bool og_tmpl_lex_int(og_tmpl_lexer *lx) {
-  size_t start = lx->pos, i = start;
-  bool neg = lx->s[i] == '-';
-  if (neg) ++i;
-  uint64_t v = 0;
-  for (; og_tmpl_is_digit(lx->s[i]); ++i) {
-    unsigned dgt = (unsigned)(lx->s[i] - '0');
-    if (v > ((uint64_t)INT64_MAX + (neg ? 1u : 0u) - dgt) / 10) {
-      og_diag_error(lx->d, og_tmpl_lex_loc(lx, start), "integer literal out of range");
-      return false;
-    }
-    v = v * 10 + dgt;
-  }
-  og_tmpl_tok *tok = og_tmpl_lex_push(lx, OG_TK_INT, start);
-  /* INT64_MIN's magnitude has no int64_t, so it is special-cased. */
-  if (neg)
-    tok->ival = v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
-  else
-    tok->ival = (int64_t)v;
-  lx->pos = i;
   return true;
 }
 
 /* One token inside a tag. */
 static bool og_tmpl_lex_token(og_tmpl_lexer *lx) {
   const char *s = lx->s;
-  size_t p = lx->pos;
+  size_t p = lx->pos, e = p + 1;
   char c = s[p];
-  if (og_tmpl_is_alpha(c)) {
-    size_t e = p;
+  og_tmpl_tok_kind kind = OG_TK_UNSUPPORTED;
+  if (og_tmpl_is_alpha(c) || og_tmpl_is_digit(c)) {
+    /* A number runs on through letters too, so `0x1f` is one token to complain about. */
     while (og_tmpl_is_alpha(s[e]) || og_tmpl_is_digit(s[e])) ++e;
-    og_tmpl_tok *tok = og_tmpl_lex_push(lx, OG_TK_NAME, p);
-    tok->text = og_xstrndup(s + p, e - p);
-    tok->len = e - p;
-    lx->pos = e;
-    return true;
+    if (og_tmpl_is_alpha(c)) kind = OG_TK_NAME;
+  } else if (c == '"' || c == '\'') {
+    return og_tmpl_lex_string(lx);
+  } else if (c == '.') {
+    kind = OG_TK_DOT;
+  } else if (c != '\0' && strchr("=!<>", c) && s[p + 1] == '=') {
+    e = p + 2;
+  } else if (c == '\0' || !strchr("|[](),=<>+-*/~", c)) { /* strchr finds the NUL too */
+    if (c > ' ' && c < 0x7f)
+      og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected character '%c' in tag", c);
+    else
+      og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected byte 0x%02x in tag",
+                    (unsigned char)c);
+    return false;
   }
-  if (og_tmpl_is_digit(c) || (c == '-' && og_tmpl_is_digit(s[p + 1]))) return og_tmpl_lex_int(lx);
-  if (c == '"' || c == '\'') return og_tmpl_lex_string(lx);
-  og_tmpl_tok_kind kind;
-  size_t len = 1;
-  switch (c) {
-    case '.': kind = OG_TK_DOT; break;
-    case '[': kind = OG_TK_LBRACKET; break;
-    case ']': kind = OG_TK_RBRACKET; break;
-    case '(': kind = OG_TK_LPAREN; break;
-    case ')': kind = OG_TK_RPAREN; break;
-    case '|': kind = OG_TK_PIPE; break;
-    case ',': kind = OG_TK_COMMA; break;
-    case '=':
-    case '!':
-      if (s[p + 1] == '=') {
-        kind = c == '=' ? OG_TK_EQ : OG_TK_NE;
-        len = 2;
-        break;
-      }
-      /* fallthrough */
-    default:
-      if (c > ' ' && c < 0x7f)
-        og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected character '%c' in tag", c);
-      else
-        og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected byte 0x%02x in tag",
-                      (unsigned char)c);
-      return false;
-  }
-  og_tmpl_lex_push(lx, kind, p);
-  lx->pos = p + len;
+  og_tmpl_tok *tok = og_tmpl_lex_push(lx, kind, p);
+  tok->text = og_xstrndup(s + p, e - p);
+  tok->len = e - p;
+  lx->pos = e;
   return true;
 }
 

@@ -1,20 +1,13 @@
 /* Template parser: recursive descent from tokens to the AST.
  *
- *   body    := (TEXT | '{{' expr '}}' | stmt)*
- *   stmt    := '{%' 'if' expr '%}' body ('{%' 'elif' expr '%}' body)*
- *                   ('{%' 'else' '%}' body)? '{%' 'endif' '%}'
- *            | '{%' 'for' NAME 'in' expr '%}' body '{%' 'endfor' '%}'
- *            | '{%' 'include' expr '%}'
- *   expr    := and ('or' and)*
- *   and     := not ('and' not)*
- *   not     := 'not' not | cmp
- *   cmp     := filtered (('==' | '!=') filtered)?
- *   filtered:= postfix ('|' NAME ('(' (expr (',' expr)*)? ')')?)*
- *   postfix := primary ('.' NAME | '[' expr ']')*
- *   primary := NAME | STR | INT | true | false | none | '(' expr ')'
+ *   body    := (TEXT | '{{' path '}}' | for | include)*
+ *   for     := '{%' 'for' NAME 'in' path '%}' body '{%' 'endfor' '%}'
+ *   include := '{%' 'include' STR '%}'
+ *   path    := NAME ('.' NAME)*
  *
- * Filters are resolved here, so an unknown filter or a wrong argument count is caught
- * even in a branch that never renders. The first error stops the parse.
+ * The first error stops the parse. Where that error is a piece of Jinja the engine
+ * dropped (if, a filter, an index, an operator), the message names the construct
+ * instead of saying what token was expected.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,27 +15,17 @@
 #include "tmpl_internal.h"
 
 /* Templates are trusted, but a limit is cheap: no template (or fuzzer input) can nest
- * blocks, parentheses, `not`s or chains of `.x`, `[i]`, `| f`, `and`, `or` deeply enough
- * to exhaust the stack of the parser, the renderer or the freeing code, which all
- * recurse over the tree's depth. */
+ * for-blocks deeply enough to exhaust the stack of the parser, the renderer or the
+ * freeing code, which all recurse over the blocks' depth. Paths are arrays, so their
+ * length needs no limit. */
 #define OG_TMPL_MAX_DEPTH 256
 
 typedef struct og_tmpl_parser {
   const og_tmpl_tok *t; /* ends with OG_TK_EOF, so peeking never runs off */
   size_t pos;
   og_diag *d;
-  int depth;   /* of the tree being built */
-  bool failed; /* the depth error is out: report it once */
+  int depth; /* of the for-blocks being parsed */
 } og_tmpl_parser;
-
-/* One level deeper at `tok`; reports (once) and returns false past the limit. The
- * caller undoes its levels with p->depth -= n when it returns. */
-static bool og_tmpl_deeper(og_tmpl_parser *p, const og_tmpl_tok *tok) {
-  if (++p->depth <= OG_TMPL_MAX_DEPTH) return true;
-  if (!p->failed) og_diag_error(p->d, tok->loc, "template nested deeper than %d levels", OG_TMPL_MAX_DEPTH);
-  p->failed = true;
-  return false;
-}
 
 static const og_tmpl_tok *og_tmpl_peek(const og_tmpl_parser *p) { return &p->t[p->pos]; }
 
@@ -56,37 +39,63 @@ static bool og_tmpl_is_kw(const og_tmpl_tok *tok, const char *kw) {
   return tok->kind == OG_TK_NAME && strcmp(tok->text, kw) == 0;
 }
 
-/* How a token reads in "expected X, got Y" messages. */
-static const char *og_tmpl_tok_desc(const og_tmpl_tok *tok) {
-  switch (tok->kind) {
-    case OG_TK_TEXT: return "text";
-    case OG_TK_OUT_BEGIN: return "'{{'";
-    case OG_TK_BLOCK_BEGIN: return "'{%'";
-    case OG_TK_TAG_END: return "end of tag";
-    case OG_TK_NAME: return "name";
-    case OG_TK_INT: return "integer";
-    case OG_TK_STR: return "string";
-    case OG_TK_DOT: return "'.'";
-    case OG_TK_LBRACKET: return "'['";
-    case OG_TK_RBRACKET: return "']'";
-    case OG_TK_LPAREN: return "'('";
-    case OG_TK_RPAREN: return "')'";
-    case OG_TK_PIPE: return "'|'";
-    case OG_TK_COMMA: return "','";
-    case OG_TK_EQ: return "'=='";
-    case OG_TK_NE: return "'!='";
-    case OG_TK_EOF: return "end of template";
-  }
-  return "token";
+static bool og_tmpl_is_any(const og_tmpl_tok *tok, const char *const *words) {
+  for (; *words; ++words)
+    if (og_tmpl_is_kw(tok, *words)) return true;
+  return false;
 }
 
-/* Reports "expected WHAT, got ..." at the current token. */
+/* Jinja's operator and literal keywords: not names, so a template still written for
+ * the old engine gets an error at the word rather than "'not' is undefined". */
+static const char *const og_tmpl_operators[] = {"and", "or", "not", "in", "is", NULL};
+static const char *const og_tmpl_literals[] = {"true", "false", "none", NULL};
+
+static bool og_tmpl_is_reserved(const og_tmpl_tok *tok) {
+  return og_tmpl_is_any(tok, og_tmpl_operators) || og_tmpl_is_any(tok, og_tmpl_literals);
+}
+
+/* How a token reads in "expected X, got Y" messages. */
+static void og_tmpl_tok_desc(const og_tmpl_tok *tok, og_buf *out) {
+  switch (tok->kind) {
+    case OG_TK_TEXT: og_buf_puts(out, "text"); return;
+    case OG_TK_OUT_BEGIN: og_buf_puts(out, "'{{'"); return;
+    case OG_TK_BLOCK_BEGIN: og_buf_puts(out, "'{%'"); return;
+    case OG_TK_TAG_END: og_buf_puts(out, "end of tag"); return;
+    case OG_TK_NAME:
+      og_buf_printf(out, "%s'%s'", og_tmpl_is_any(tok, og_tmpl_literals) ? "literal " : "", tok->text);
+      return;
+    case OG_TK_STR: og_buf_puts(out, "string"); return;
+    case OG_TK_DOT: og_buf_puts(out, "'.'"); return;
+    case OG_TK_UNSUPPORTED:
+      if (tok->text[0] >= '0' && tok->text[0] <= '9')
+        og_buf_printf(out, "number %s", tok->text);
+      else
+        og_buf_printf(out, "'%s'", tok->text);
+      return;
+    case OG_TK_EOF: og_buf_puts(out, "end of template"); return;
+  }
+  og_buf_puts(out, "token");
+}
+
+/* Reports the current token as unexpected where WHAT should be: a removed construct by
+ * its name ("filters are not supported"), anything else as "expected WHAT, got ...". */
 static void og_tmpl_expected(og_tmpl_parser *p, const char *what) {
   const og_tmpl_tok *tok = og_tmpl_peek(p);
-  if (tok->kind == OG_TK_NAME)
-    og_diag_error(p->d, tok->loc, "expected %s, got '%s'", what, tok->text);
-  else
-    og_diag_error(p->d, tok->loc, "expected %s, got %s", what, og_tmpl_tok_desc(tok));
+  char c = tok->kind == OG_TK_UNSUPPORTED ? tok->text[0] : 0;
+  if (c == '|') {
+    og_diag_error(p->d, tok->loc, "filters are not supported");
+  } else if (c == '[' || c == ']') {
+    og_diag_error(p->d, tok->loc, "indexing is not supported (a path is dotted names: a.b.c)");
+  } else if (c == '(' || c == ')') {
+    og_diag_error(p->d, tok->loc, "parentheses are not supported");
+  } else if ((c && strchr("=!<>+-*/~", c)) || og_tmpl_is_any(tok, og_tmpl_operators)) {
+    og_diag_error(p->d, tok->loc, "operator '%s' is not supported", tok->text);
+  } else {
+    og_buf got = {0};
+    og_tmpl_tok_desc(tok, &got);
+    og_diag_error(p->d, tok->loc, "expected %s, got %s", what, og_buf_str(&got));
+    og_buf_free(&got);
+  }
 }
 
 static bool og_tmpl_expect(og_tmpl_parser *p, og_tmpl_tok_kind kind, const char *what) {
@@ -98,267 +107,22 @@ static bool og_tmpl_expect(og_tmpl_parser *p, og_tmpl_tok_kind kind, const char 
   return true;
 }
 
-/* ---- expressions ----------------------------------------------------------------- */
-
-static og_tmpl_expr *og_tmpl_expr_new(og_tmpl_expr_kind kind, og_loc loc) {
-  og_tmpl_expr *e = og_xcalloc(1, sizeof *e);
-  e->kind = kind;
-  e->loc = loc;
-  return e;
-}
-
-void og_tmpl_expr_free(og_tmpl_expr *e) {
-  if (!e) return;
-  og_value_free(e->lit);
-  free(e->name);
-  og_tmpl_expr_free(e->a);
-  og_tmpl_expr_free(e->b);
-  for (size_t i = 0; i < e->nargs; ++i) og_tmpl_expr_free(e->args[i]);
-  free(e->args);
-  free(e);
-}
-
-static og_tmpl_expr *og_tmpl_parse_expr(og_tmpl_parser *p);
-
-static og_tmpl_expr *og_tmpl_parse_primary(og_tmpl_parser *p) {
-  const og_tmpl_tok *tok = og_tmpl_peek(p);
-  og_tmpl_expr *e;
-  switch (tok->kind) {
-    case OG_TK_INT:
-      e = og_tmpl_expr_new(OG_TX_LIT, tok->loc);
-      e->lit = og_value_int(tok->ival);
-      break;
-    case OG_TK_STR:
-      e = og_tmpl_expr_new(OG_TX_LIT, tok->loc);
-      e->lit = og_value_str(tok->text);
-      break;
-    case OG_TK_NAME:
-      e = og_tmpl_expr_new(OG_TX_LIT, tok->loc);
-      if (strcmp(tok->text, "true") == 0) {
-        e->lit = og_value_bool(true);
-      } else if (strcmp(tok->text, "false") == 0) {
-        e->lit = og_value_bool(false);
-      } else if (strcmp(tok->text, "none") == 0) {
-        e->lit = og_value_null();
-      } else if (!strcmp(tok->text, "not") || !strcmp(tok->text, "and") ||
-                 !strcmp(tok->text, "or") || !strcmp(tok->text, "in")) {
-        og_diag_error(p->d, tok->loc, "expected an expression, got '%s'", tok->text);
-        free(e);
-        return NULL;
-      } else {
-        e->kind = OG_TX_NAME;
-        e->name = og_xstrdup(tok->text);
-      }
-      break;
-    case OG_TK_LPAREN:
-      og_tmpl_next(p);
-      e = og_tmpl_parse_expr(p);
-      if (!e) return NULL;
-      if (!og_tmpl_expect(p, OG_TK_RPAREN, "')'")) {
-        og_tmpl_expr_free(e);
-        return NULL;
-      }
-      return e;
-    default:
-      og_diag_error(p->d, tok->loc, "expected an expression, got %s", og_tmpl_tok_desc(tok));
-      return NULL;
-  }
-  og_tmpl_next(p);
-  return e;
-}
-
-static og_tmpl_expr *og_tmpl_parse_postfix(og_tmpl_parser *p) {
-  int depth = p->depth;
-  og_tmpl_expr *e = og_tmpl_parse_primary(p);
-  while (e) {
-    const og_tmpl_tok *tok = og_tmpl_peek(p);
-    if ((tok->kind == OG_TK_DOT || tok->kind == OG_TK_LBRACKET) && !og_tmpl_deeper(p, tok)) {
-      og_tmpl_expr_free(e);
-      e = NULL;
-      break;
-    }
-    if (tok->kind == OG_TK_DOT) {
-      og_tmpl_next(p);
-      const og_tmpl_tok *name = og_tmpl_peek(p);
-      if (name->kind != OG_TK_NAME) {
-        og_tmpl_expected(p, "an attribute name after '.'");
-        og_tmpl_expr_free(e);
-        return NULL;
-      }
-      og_tmpl_next(p);
-      og_tmpl_expr *attr = og_tmpl_expr_new(OG_TX_ATTR, name->loc);
-      attr->a = e;
-      attr->name = og_xstrdup(name->text);
-      e = attr;
-    } else if (tok->kind == OG_TK_LBRACKET) {
-      og_tmpl_next(p);
-      og_tmpl_expr *idx = og_tmpl_parse_expr(p);
-      if (!idx || !og_tmpl_expect(p, OG_TK_RBRACKET, "']'")) {
-        og_tmpl_expr_free(idx);
-        og_tmpl_expr_free(e);
-        return NULL;
-      }
-      og_tmpl_expr *ix = og_tmpl_expr_new(OG_TX_INDEX, idx->loc);
-      ix->a = e;
-      ix->b = idx;
-      e = ix;
-    } else {
-      break;
-    }
-  }
-  p->depth = depth;
-  return e;
-}
-
-/* Parses "(arg, ...)" after a filter name into e->args. */
-static bool og_tmpl_parse_args(og_tmpl_parser *p, og_tmpl_expr *e) {
-  size_t cap = 0;
-  og_tmpl_next(p); /* '(' */
-  if (og_tmpl_peek(p)->kind == OG_TK_RPAREN) {
-    og_tmpl_next(p);
-    return true;
-  }
+/* A path that fills the rest of its tag, into *path (which the caller frees, also on
+ * failure). */
+static bool og_tmpl_parse_path(og_tmpl_parser *p, og_tmpl_path *path) {
   for (;;) {
-    og_tmpl_expr *arg = og_tmpl_parse_expr(p);
-    if (!arg) return false;
-    og_grow((void **)&e->args, &cap, e->nargs + 1, sizeof *e->args);
-    e->args[e->nargs++] = arg;
-    if (og_tmpl_peek(p)->kind == OG_TK_COMMA) {
-      og_tmpl_next(p);
-      continue;
-    }
-    return og_tmpl_expect(p, OG_TK_RPAREN, "',' or ')'");
-  }
-}
-
-static og_tmpl_expr *og_tmpl_parse_filtered_from(og_tmpl_parser *p);
-
-static og_tmpl_expr *og_tmpl_parse_filtered(og_tmpl_parser *p) {
-  int depth = p->depth;
-  og_tmpl_expr *e = og_tmpl_parse_filtered_from(p);
-  p->depth = depth;
-  return e;
-}
-
-static og_tmpl_expr *og_tmpl_parse_filtered_from(og_tmpl_parser *p) {
-  og_tmpl_expr *e = og_tmpl_parse_postfix(p);
-  while (e && og_tmpl_peek(p)->kind == OG_TK_PIPE) {
-    if (!og_tmpl_deeper(p, og_tmpl_peek(p))) {
-      og_tmpl_expr_free(e);
-      return NULL;
+    const og_tmpl_tok *tok = og_tmpl_peek(p);
+    /* Keys after a '.' may be any name: they only ever meet map keys. */
+    if (tok->kind != OG_TK_NAME || (path->len == 0 && og_tmpl_is_reserved(tok))) {
+      og_tmpl_expected(p, path->len ? "a key name after '.'" : "a name path");
+      return false;
     }
     og_tmpl_next(p);
-    const og_tmpl_tok *name = og_tmpl_peek(p);
-    if (name->kind != OG_TK_NAME) {
-      og_tmpl_expected(p, "a filter name after '|'");
-      og_tmpl_expr_free(e);
-      return NULL;
-    }
+    og_grow((void **)&path->segs, &path->cap, path->len + 1, sizeof *path->segs);
+    path->segs[path->len++] = (og_tmpl_seg){og_xstrdup(tok->text), tok->loc};
+    if (og_tmpl_peek(p)->kind != OG_TK_DOT) return og_tmpl_expect(p, OG_TK_TAG_END, "end of tag");
     og_tmpl_next(p);
-    og_tmpl_expr *f = og_tmpl_expr_new(OG_TX_FILTER, name->loc);
-    f->a = e;
-    f->name = og_xstrdup(name->text);
-    e = f;
-    f->filter = og_tmpl_filter_find(name->text);
-    if (!f->filter) {
-      og_diag_error(p->d, name->loc, "unknown filter '%s'", name->text);
-      og_tmpl_expr_free(e);
-      return NULL;
-    }
-    if (og_tmpl_peek(p)->kind == OG_TK_LPAREN && !og_tmpl_parse_args(p, f)) {
-      og_tmpl_expr_free(e);
-      return NULL;
-    }
-    int n = (int)f->nargs;
-    if (n < f->filter->min_args || n > f->filter->max_args) {
-      if (f->filter->min_args == f->filter->max_args)
-        og_diag_error(p->d, name->loc, "filter '%s' takes %d argument(s), got %d",
-                      f->name, f->filter->min_args, n);
-      else
-        og_diag_error(p->d, name->loc, "filter '%s' takes %d to %d arguments, got %d",
-                      f->name, f->filter->min_args, f->filter->max_args, n);
-      og_tmpl_expr_free(e);
-      return NULL;
-    }
   }
-  return e;
-}
-
-static og_tmpl_expr *og_tmpl_parse_cmp(og_tmpl_parser *p) {
-  og_tmpl_expr *a = og_tmpl_parse_filtered(p);
-  const og_tmpl_tok *op = og_tmpl_peek(p);
-  if (!a || (op->kind != OG_TK_EQ && op->kind != OG_TK_NE)) return a;
-  og_tmpl_next(p);
-  og_tmpl_expr *b = og_tmpl_parse_filtered(p);
-  if (!b) {
-    og_tmpl_expr_free(a);
-    return NULL;
-  }
-  og_tmpl_expr *e = og_tmpl_expr_new(op->kind == OG_TK_EQ ? OG_TX_EQ : OG_TX_NE, op->loc);
-  e->a = a;
-  e->b = b;
-  return e;
-}
-
-static og_tmpl_expr *og_tmpl_parse_not(og_tmpl_parser *p) {
-  const og_tmpl_tok *tok = og_tmpl_peek(p);
-  if (!og_tmpl_is_kw(tok, "not")) return og_tmpl_parse_cmp(p);
-  og_tmpl_next(p);
-  if (!og_tmpl_deeper(p, tok)) return NULL;
-  og_tmpl_expr *a = og_tmpl_parse_not(p);
-  p->depth--;
-  if (!a) return NULL;
-  og_tmpl_expr *e = og_tmpl_expr_new(OG_TX_NOT, tok->loc);
-  e->a = a;
-  return e;
-}
-
-/* Left-associative `sub (kw sub)*` for `and` and `or`. */
-static og_tmpl_expr *og_tmpl_parse_chain(og_tmpl_parser *p, const char *kw, og_tmpl_expr_kind kind,
-                                         og_tmpl_expr *(*sub)(og_tmpl_parser *)) {
-  int depth = p->depth;
-  og_tmpl_expr *e = sub(p);
-  while (e && og_tmpl_is_kw(og_tmpl_peek(p), kw)) {
-    if (!og_tmpl_deeper(p, og_tmpl_peek(p))) {
-      og_tmpl_expr_free(e);
-      e = NULL;
-      break;
-    }
-    og_loc loc = og_tmpl_next(p)->loc;
-    og_tmpl_expr *b = sub(p);
-    if (!b) {
-      og_tmpl_expr_free(e);
-      return NULL;
-    }
-    og_tmpl_expr *bin = og_tmpl_expr_new(kind, loc);
-    bin->a = e;
-    bin->b = b;
-    e = bin;
-  }
-  p->depth = depth;
-  return e;
-}
-
-static og_tmpl_expr *og_tmpl_parse_and(og_tmpl_parser *p) {
-  return og_tmpl_parse_chain(p, "and", OG_TX_AND, og_tmpl_parse_not);
-}
-
-/* Parentheses, indexes and filter arguments recurse through here. */
-static og_tmpl_expr *og_tmpl_parse_expr(og_tmpl_parser *p) {
-  if (!og_tmpl_deeper(p, og_tmpl_peek(p))) return NULL;
-  og_tmpl_expr *e = og_tmpl_parse_chain(p, "or", OG_TX_OR, og_tmpl_parse_and);
-  p->depth--;
-  return e;
-}
-
-/* An expression that must fill the rest of its tag. */
-static og_tmpl_expr *og_tmpl_parse_tag_expr(og_tmpl_parser *p) {
-  og_tmpl_expr *e = og_tmpl_parse_expr(p);
-  if (e && !og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) {
-    og_tmpl_expr_free(e);
-    return NULL;
-  }
-  return e;
 }
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -374,74 +138,24 @@ void og_tmpl_node_free(og_tmpl_node *n) {
   while (n) {
     og_tmpl_node *next = n->next;
     free(n->text);
-    og_tmpl_expr_free(n->expr);
+    for (size_t i = 0; i < n->path.len; ++i) free(n->path.segs[i].name);
+    free(n->path.segs);
     free(n->name);
     og_tmpl_node_free(n->body);
-    for (size_t i = 0; i < n->nbranches; ++i) {
-      og_tmpl_expr_free(n->branches[i].cond);
-      og_tmpl_node_free(n->branches[i].body);
-    }
-    free(n->branches);
     free(n);
     n = next;
   }
 }
 
-/* Parses nodes until EOF or a `{% kw` with kw in `ends` (NULL-terminated). On such a
- * stop, the parser sits on kw and *stop is that token; on EOF *stop is NULL. */
-static bool og_tmpl_parse_body(og_tmpl_parser *p, const char *const *ends, og_tmpl_node **body,
-                               const og_tmpl_tok **stop);
-
-static bool og_tmpl_parse_end_tag(og_tmpl_parser *p) {
-  og_tmpl_next(p); /* the keyword */
-  return og_tmpl_expect(p, OG_TK_TAG_END, "end of tag");
-}
-
-static void og_tmpl_unclosed(og_tmpl_parser *p, const og_tmpl_tok *kw, const char *end) {
-  og_diag_error(p->d, kw->loc, "unclosed '%s' (missing '{%% %s %%}')", kw->text, end);
-}
-
-static og_tmpl_node *og_tmpl_parse_if(og_tmpl_parser *p, const og_tmpl_tok *kw) {
-  static const char *const ends[] = {"elif", "else", "endif", NULL};
-  static const char *const else_ends[] = {"endif", NULL};
-  og_tmpl_node *n = og_tmpl_node_new(OG_TN_IF, kw->loc);
-  size_t cap = 0;
-  const og_tmpl_tok *stop = kw;
-  /* Each pass parses one branch: `stop` is the if/elif/else keyword that opened it. */
-  for (;;) {
-    bool is_else = og_tmpl_is_kw(stop, "else");
-    og_tmpl_next(p); /* if / elif / else */
-    og_tmpl_expr *cond = NULL;
-    if (is_else) {
-      if (!og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) goto fail;
-    } else if (!(cond = og_tmpl_parse_tag_expr(p))) {
-      goto fail;
-    }
-    og_grow((void **)&n->branches, &cap, n->nbranches + 1, sizeof *n->branches);
-    og_tmpl_branch *br = &n->branches[n->nbranches++];
-    br->cond = cond;
-    br->body = NULL;
-    if (!og_tmpl_parse_body(p, is_else ? else_ends : ends, &br->body, &stop)) goto fail;
-    if (!stop) {
-      og_tmpl_unclosed(p, kw, "endif");
-      goto fail;
-    }
-    if (og_tmpl_is_kw(stop, "endif")) {
-      if (!og_tmpl_parse_end_tag(p)) goto fail;
-      return n;
-    }
-  }
-fail:
-  og_tmpl_node_free(n);
-  return NULL;
-}
+/* Parses nodes until EOF or `{% endfor`. On endfor the parser sits on the keyword and
+ * *stop is it; on EOF *stop is NULL. */
+static bool og_tmpl_parse_body(og_tmpl_parser *p, og_tmpl_node **body, const og_tmpl_tok **stop);
 
 static og_tmpl_node *og_tmpl_parse_for(og_tmpl_parser *p, const og_tmpl_tok *kw) {
-  static const char *const ends[] = {"endfor", NULL};
   og_tmpl_node *n = og_tmpl_node_new(OG_TN_FOR, kw->loc);
   og_tmpl_next(p); /* for */
-  const og_tmpl_tok *var = og_tmpl_peek(p);
-  if (var->kind != OG_TK_NAME) {
+  const og_tmpl_tok *var = og_tmpl_peek(p), *stop;
+  if (var->kind != OG_TK_NAME || og_tmpl_is_reserved(var)) {
     og_tmpl_expected(p, "a loop variable name");
     goto fail;
   }
@@ -452,15 +166,13 @@ static og_tmpl_node *og_tmpl_parse_for(og_tmpl_parser *p, const og_tmpl_tok *kw)
     goto fail;
   }
   og_tmpl_next(p);
-  const og_tmpl_tok *stop;
-  if (!(n->expr = og_tmpl_parse_tag_expr(p)) || !og_tmpl_parse_body(p, ends, &n->body, &stop))
-    goto fail;
+  if (!og_tmpl_parse_path(p, &n->path) || !og_tmpl_parse_body(p, &n->body, &stop)) goto fail;
   if (!stop) {
-    og_tmpl_unclosed(p, kw, "endfor");
+    og_diag_error(p->d, kw->loc, "unclosed 'for' (missing '{%% endfor %%}')");
     goto fail;
   }
-  if (!og_tmpl_parse_end_tag(p)) goto fail;
-  return n;
+  og_tmpl_next(p); /* endfor */
+  if (og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) return n;
 fail:
   og_tmpl_node_free(n);
   return NULL;
@@ -472,32 +184,39 @@ static og_tmpl_node *og_tmpl_parse_stmt(og_tmpl_parser *p) {
     og_tmpl_expected(p, "a statement keyword");
     return NULL;
   }
-  if (og_tmpl_is_kw(kw, "if") || og_tmpl_is_kw(kw, "for")) {
-    if (!og_tmpl_deeper(p, kw)) return NULL;
-    og_tmpl_node *n = og_tmpl_is_kw(kw, "if") ? og_tmpl_parse_if(p, kw) : og_tmpl_parse_for(p, kw);
+  if (og_tmpl_is_kw(kw, "for")) {
+    if (++p->depth > OG_TMPL_MAX_DEPTH) {
+      og_diag_error(p->d, kw->loc, "template nested deeper than %d levels", OG_TMPL_MAX_DEPTH);
+      return NULL;
+    }
+    og_tmpl_node *n = og_tmpl_parse_for(p, kw);
     p->depth--;
     return n;
   }
   if (og_tmpl_is_kw(kw, "include")) {
     og_tmpl_next(p);
-    og_tmpl_expr *e = og_tmpl_parse_tag_expr(p);
-    if (!e) return NULL;
-    og_tmpl_node *n = og_tmpl_node_new(OG_TN_INCLUDE, kw->loc);
-    n->expr = e;
-    return n;
-  }
-  static const char *const closers[] = {"elif", "else", "endif", "endfor"};
-  for (size_t i = 0; i < sizeof closers / sizeof *closers; ++i)
-    if (og_tmpl_is_kw(kw, closers[i])) {
-      og_diag_error(p->d, kw->loc, "unexpected '%s' with no matching opening tag", kw->text);
+    const og_tmpl_tok *name = og_tmpl_peek(p);
+    if (name->kind != OG_TK_STR) {
+      og_tmpl_expected(p, "a template name string");
       return NULL;
     }
-  og_diag_error(p->d, kw->loc, "unknown statement '%s'", kw->text);
+    og_tmpl_next(p);
+    if (!og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) return NULL;
+    og_tmpl_node *n = og_tmpl_node_new(OG_TN_INCLUDE, kw->loc);
+    n->text = og_xstrndup(name->text, name->len);
+    n->len = name->len;
+    return n;
+  }
+  if (og_tmpl_is_kw(kw, "endfor")) {
+    og_diag_error(p->d, kw->loc, "unexpected 'endfor' with no matching opening tag");
+    return NULL;
+  }
+  og_diag_error(p->d, kw->loc, "unknown statement '%s' (templates support for, endfor, include)",
+                kw->text);
   return NULL;
 }
 
-static bool og_tmpl_parse_body(og_tmpl_parser *p, const char *const *ends, og_tmpl_node **body,
-                               const og_tmpl_tok **stop) {
+static bool og_tmpl_parse_body(og_tmpl_parser *p, og_tmpl_node **body, const og_tmpl_tok **stop) {
   og_tmpl_node **tail = body;
   *stop = NULL;
   for (;;) {
@@ -513,24 +232,26 @@ static bool og_tmpl_parse_body(og_tmpl_parser *p, const char *const *ends, og_tm
         break;
       case OG_TK_OUT_BEGIN:
         n = og_tmpl_node_new(OG_TN_OUTPUT, tok->loc);
-        if (!(n->expr = og_tmpl_parse_tag_expr(p))) {
+        if (!og_tmpl_parse_path(p, &n->path)) {
           og_tmpl_node_free(n);
           return false;
         }
         break;
-      case OG_TK_BLOCK_BEGIN: {
-        const og_tmpl_tok *kw = og_tmpl_peek(p);
-        for (size_t i = 0; ends && ends[i]; ++i)
-          if (og_tmpl_is_kw(kw, ends[i])) {
-            *stop = kw;
-            return true;
-          }
+      case OG_TK_BLOCK_BEGIN:
+        /* Only inside a for: at the top, an endfor is reported by parse_stmt. */
+        if (p->depth > 0 && og_tmpl_is_kw(og_tmpl_peek(p), "endfor")) {
+          *stop = og_tmpl_peek(p);
+          return true;
+        }
         if (!(n = og_tmpl_parse_stmt(p))) return false;
         break;
-      }
-      default: /* the lexer only puts expression tokens inside tags */
-        og_diag_error(p->d, tok->loc, "unexpected %s", og_tmpl_tok_desc(tok));
+      default: { /* unreachable: every statement consumes its tag up to the end */
+        og_buf got = {0};
+        og_tmpl_tok_desc(tok, &got);
+        og_diag_error(p->d, tok->loc, "unexpected %s", og_buf_str(&got));
+        og_buf_free(&got);
         return false;
+      }
     }
     *tail = n;
     tail = &n->next;
@@ -543,7 +264,7 @@ og_tmpl_node *og_tmpl_parse(const og_source *src, og_diag *d) {
   if (og_tmpl_lex(src, &toks, d)) {
     og_tmpl_parser p = {.t = toks.items, .d = d};
     const og_tmpl_tok *stop;
-    if (og_tmpl_parse_body(&p, NULL, &root, &stop)) {
+    if (og_tmpl_parse_body(&p, &root, &stop)) {
       if (!root) {
         root = og_tmpl_node_new(OG_TN_TEXT, (og_loc){src, 1, 1});
         root->text = og_xstrdup("");

@@ -69,25 +69,9 @@ void og_value_free(og_value *v) {
 
 og_value_kind og_value_kind_of(const og_value *v) { return v ? v->kind : OG_V_NULL; }
 
-bool og_value_as_bool(const og_value *v) {
-  if (!v) return false;
-  switch (v->kind) {
-    case OG_V_NULL: return false;
-    case OG_V_BOOL: return v->b;
-    case OG_V_INT: return v->i != 0;
-    case OG_V_STR: return v->s[0] != '\0';
-    case OG_V_LIST:
-    case OG_V_MAP: return v->len > 0;
-  }
-  return false;
-}
+bool og_value_as_bool(const og_value *v) { return v && v->kind == OG_V_BOOL && v->b; }
 
-int64_t og_value_as_int(const og_value *v) {
-  if (!v) return 0;
-  if (v->kind == OG_V_INT) return v->i;
-  if (v->kind == OG_V_BOOL) return v->b;
-  return 0;
-}
+int64_t og_value_as_int(const og_value *v) { return v && v->kind == OG_V_INT ? v->i : 0; }
 
 const char *og_value_as_str(const og_value *v) {
   return v && v->kind == OG_V_STR ? v->s : NULL;
@@ -108,8 +92,8 @@ const og_value *og_list_at(const og_value *list, size_t i) {
   return list && list->kind == OG_V_LIST && i < list->len ? list->items[i] : NULL;
 }
 
-/* Linear search: the maps of an op model hold tens of keys, and insertion order is
- * what templates iterate in, so a hash table would buy nothing. */
+/* Linear search: the maps of an op model hold tens of keys, so a hash table would buy
+ * nothing. */
 static size_t og_map_find(const og_value *map, const char *key) {
   for (size_t i = 0; i < map->len; ++i)
     if (strcmp(map->keys[i], key) == 0) return i;
@@ -147,37 +131,4 @@ void og_map_set_int(og_value *map, const char *key, int64_t i) {
 
 void og_map_set_bool(og_value *map, const char *key, bool b) {
   og_map_set(map, key, og_value_bool(b));
-}
-
-size_t og_map_len(const og_value *map) {
-  return map && map->kind == OG_V_MAP ? map->len : 0;
-}
-
-const char *og_map_key_at(const og_value *map, size_t i) {
-  return i < og_map_len(map) ? map->keys[i] : NULL;
-}
-
-const og_value *og_map_value_at(const og_value *map, size_t i) {
-  return i < og_map_len(map) ? map->items[i] : NULL;
-}
-
-og_value *og_value_copy(const og_value *v) {
-  if (!v) return og_value_null();
-  switch (v->kind) {
-    case OG_V_NULL: return og_value_null();
-    case OG_V_BOOL: return og_value_bool(v->b);
-    case OG_V_INT: return og_value_int(v->i);
-    case OG_V_STR: return og_value_str(v->s);
-    case OG_V_LIST: {
-      og_value *l = og_value_list();
-      for (size_t i = 0; i < v->len; ++i) og_list_push(l, og_value_copy(v->items[i]));
-      return l;
-    }
-    case OG_V_MAP: {
-      og_value *m = og_value_map();
-      for (size_t i = 0; i < v->len; ++i) og_map_set(m, v->keys[i], og_value_copy(v->items[i]));
-      return m;
-    }
-  }
-  return og_value_null();
 }

@@ -31,29 +31,22 @@ og_value *og_value_list(void);
 og_value *og_value_map(void);
 void og_value_free(og_value *v);
 
-og_value_kind og_value_kind_of(const og_value *v);
-bool og_value_as_bool(const og_value *v);   /* truthiness: Jinja's rules */
-int64_t og_value_as_int(const og_value *v); /* 0 unless OG_V_INT / OG_V_BOOL */
-const char *og_value_as_str(const og_value *v); /* NULL unless OG_V_STR */
+og_value_kind og_value_kind_of(const og_value *v); /* NULL reads as OG_V_NULL */
+bool og_value_as_bool(const og_value *v);          /* false unless OG_V_BOOL */
+int64_t og_value_as_int(const og_value *v);        /* 0 unless OG_V_INT */
+const char *og_value_as_str(const og_value *v);    /* NULL unless OG_V_STR */
 
 /* Lists: append takes ownership. */
 void og_list_push(og_value *list, og_value *item);
 size_t og_list_len(const og_value *list);
 const og_value *og_list_at(const og_value *list, size_t i);
 
-/* Maps keep insertion order; set takes ownership and replaces an existing key. */
+/* Maps: set takes ownership and replaces an existing key. */
 void og_map_set(og_value *map, const char *key, og_value *v);
 const og_value *og_map_get(const og_value *map, const char *key); /* NULL if absent */
 /* Shorthands that build and set in one step. */
 void og_map_set_str(og_value *map, const char *key, const char *s);
 void og_map_set_int(og_value *map, const char *key, int64_t i);
 void og_map_set_bool(og_value *map, const char *key, bool b);
-
-/* Additions used by the template engine (and handy for any reader of a tree):
- * positional access to a map's entries in insertion order, and a deep copy. */
-size_t og_map_len(const og_value *map);                          /* 0 unless a map */
-const char *og_map_key_at(const og_value *map, size_t i);
-const og_value *og_map_value_at(const og_value *map, size_t i);
-og_value *og_value_copy(const og_value *v); /* deep; the caller owns the result */
 
 #endif /* OG_VALUE_H */

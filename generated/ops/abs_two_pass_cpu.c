@@ -8,48 +8,28 @@
 #include "ops/abs_two_pass.h"
 
 /* abs_two_pass on CPU, T = float32. */
-static void opspec_abs_two_pass_cpu_float32(const opspec_abs_two_pass_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 15 "specs/abs_two_pass.yaml"
-  for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
-  for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
-#line 28 "generated/ops/abs_two_pass_cpu.c"
-  }
+static void opspec_abs_two_pass_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_abs_two_pass_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *OPSPEC_RESTRICT temp = (T *)opspec_args->temp.data;
+  const int64_t n = opspec_args->n;
+#include "ops/abs_two_pass_body.inc"
 }
 
 /* abs_two_pass on CPU, T = float64. */
-static void opspec_abs_two_pass_cpu_float64(const opspec_abs_two_pass_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 15 "specs/abs_two_pass.yaml"
-  for (int64_t i = 0; i < n; ++i) temp[i] = x[i] * x[i];
-  for (int64_t i = 0; i < n; ++i) out[i] = (T)sqrt((double)temp[i]);
-#line 49 "generated/ops/abs_two_pass_cpu.c"
-  }
+static void opspec_abs_two_pass_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_abs_two_pass_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *OPSPEC_RESTRICT temp = (T *)opspec_args->temp.data;
+  const int64_t n = opspec_args->n;
+#include "ops/abs_two_pass_body.inc"
 }
 
-opspec_abs_two_pass_cpu_fn *const opspec_abs_two_pass_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_abs_two_pass_cpu_variants[2] = {
     opspec_abs_two_pass_cpu_float32,
     opspec_abs_two_pass_cpu_float64,
 };

@@ -7,130 +7,58 @@
 #include "opspec/cuda.h"
 #include "ops/abs_two_pass.h"
 
-/* Kernel 'square' of abs_two_pass, T = float32. */
-static __global__ void opspec_abs_two_pass_square_float32(const opspec_abs_two_pass_args opspec_args_value) {
-  const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
+/* Kernel 'square' of abs_two_pass. */
+template <typename T>
+static __global__ void opspec_abs_two_pass_square(const opspec_abs_two_pass_args opspec_args) {
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
+  T *OPSPEC_RESTRICT temp = (T *)opspec_args.temp.data;
+  const int64_t n = opspec_args.n;
 #line 21 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) temp[i] = x[i] * x[i];
-#line 29 "generated/ops/abs_two_pass_cuda.cu"
-  }
+#line 20 "generated/ops/abs_two_pass_cuda.cu"
 }
 
-/* Kernel 'root' of abs_two_pass, T = float32. */
-static __global__ void opspec_abs_two_pass_root_float32(const opspec_abs_two_pass_args opspec_args_value) {
-  const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
+/* Kernel 'root' of abs_two_pass. */
+template <typename T>
+static __global__ void opspec_abs_two_pass_root(const opspec_abs_two_pass_args opspec_args) {
+  T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
+  T *OPSPEC_RESTRICT temp = (T *)opspec_args.temp.data;
+  const int64_t n = opspec_args.n;
 #line 26 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) out[i] = sqrt(temp[i]);
-#line 51 "generated/ops/abs_two_pass_cuda.cu"
-  }
+#line 32 "generated/ops/abs_two_pass_cuda.cu"
 }
 
-/* Kernel 'square' of abs_two_pass, T = float64. */
-static __global__ void opspec_abs_two_pass_square_float64(const opspec_abs_two_pass_args opspec_args_value) {
-  const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 21 "specs/abs_two_pass.yaml"
-      const int64_t i = opspec_grid_x();
-      if (i < n) temp[i] = x[i] * x[i];
-#line 73 "generated/ops/abs_two_pass_cuda.cu"
-  }
-}
-
-/* Kernel 'root' of abs_two_pass, T = float64. */
-static __global__ void opspec_abs_two_pass_root_float64(const opspec_abs_two_pass_args opspec_args_value) {
-  const opspec_abs_two_pass_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  T *OPSPEC_RESTRICT temp OPSPEC_UNUSED = (T *)opspec_args->temp;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
-  const int64_t *temp_shape OPSPEC_UNUSED = opspec_args->temp_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 26 "specs/abs_two_pass.yaml"
-      const int64_t i = opspec_grid_x();
-      if (i < n) out[i] = sqrt(temp[i]);
-#line 95 "generated/ops/abs_two_pass_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_abs_two_pass_cuda_launch(const opspec_abs_two_pass_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, int32_t opspec_variant,
+                                               void *opspec_stream_handle, const size_t *opspec_output_bytes,
+                                               const char **opspec_failed_kernel) {
+  const opspec_abs_two_pass_args *opspec_args = (const opspec_abs_two_pass_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t temp_size OPSPEC_UNUSED = opspec_args->temp_size;
+  const int64_t n = opspec_args->n;
   opspec_launch opspec_config[2];
-  {
-    const int64_t opspec_extents[3] = {n};
-    opspec_launch_auto(&opspec_config[0], "square", 1, opspec_extents, NULL, 0);
-  }
-  {
-    const int64_t opspec_extents[3] = {n};
-    opspec_launch_auto(&opspec_config[1], "root", 1, opspec_extents, NULL, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_square[3] = {n};
+  opspec_launch_auto(&opspec_config[0], "square", 1, opspec_extents_square, NULL, 0);
+  const int64_t opspec_extents_root[3] = {n};
+  opspec_launch_auto(&opspec_config[1], "root", 1, opspec_extents_root, NULL, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 2, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 2)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_abs_two_pass_square_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_abs_two_pass_root_float32, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_abs_two_pass_square_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_abs_two_pass_root_float64, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+        return opspec_code;
+      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+        return opspec_code;
+      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -8,48 +8,28 @@
 #include "ops/block_sum.h"
 
 /* block_sum on CPU, T = float32. */
-static void opspec_block_sum_cpu_float32(const opspec_block_sum_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT block_sums OPSPEC_UNUSED = (T *)opspec_args->block_sums;
-  const int64_t block_sums_size OPSPEC_UNUSED = opspec_args->block_sums_size;
-  const int64_t *block_sums_shape OPSPEC_UNUSED = opspec_args->block_sums_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 12 "specs/block_sum.yaml"
-  for (int64_t b = 0; b < block_sums_size; ++b) {
-    T total = 0;
-    for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
-    block_sums[b] = total;
-  }
-#line 28 "generated/ops/block_sum_cpu.c"
-  }
+static void opspec_block_sum_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_block_sum_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT block_sums = (T *)opspec_args->block_sums.data;
+  const int64_t block_sums_size = opspec_args->block_sums.size;
+  const int64_t n = opspec_args->n;
+#include "ops/block_sum_body.inc"
 }
 
 /* block_sum on CPU, T = float64. */
-static void opspec_block_sum_cpu_float64(const opspec_block_sum_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT block_sums OPSPEC_UNUSED = (T *)opspec_args->block_sums;
-  const int64_t block_sums_size OPSPEC_UNUSED = opspec_args->block_sums_size;
-  const int64_t *block_sums_shape OPSPEC_UNUSED = opspec_args->block_sums_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 12 "specs/block_sum.yaml"
-  for (int64_t b = 0; b < block_sums_size; ++b) {
-    T total = 0;
-    for (int64_t i = b * 256; i < n && i < (b + 1) * 256; ++i) total += x[i];
-    block_sums[b] = total;
-  }
-#line 49 "generated/ops/block_sum_cpu.c"
-  }
+static void opspec_block_sum_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_block_sum_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT block_sums = (T *)opspec_args->block_sums.data;
+  const int64_t block_sums_size = opspec_args->block_sums.size;
+  const int64_t n = opspec_args->n;
+#include "ops/block_sum_body.inc"
 }
 
-opspec_block_sum_cpu_fn *const opspec_block_sum_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_block_sum_cpu_variants[2] = {
     opspec_block_sum_cpu_float32,
     opspec_block_sum_cpu_float64,
 };

@@ -7,18 +7,12 @@
 #include "opspec/cuda.h"
 #include "ops/block_sum.h"
 
-/* Kernel 'reduce' of block_sum, T = float32. */
-static __global__ void opspec_block_sum_reduce_float32(const opspec_block_sum_args opspec_args_value) {
-  const opspec_block_sum_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT block_sums OPSPEC_UNUSED = (T *)opspec_args->block_sums;
-  const int64_t block_sums_size OPSPEC_UNUSED = opspec_args->block_sums_size;
-  const int64_t *block_sums_shape OPSPEC_UNUSED = opspec_args->block_sums_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
+/* Kernel 'reduce' of block_sum. */
+template <typename T>
+static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspec_args) {
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
+  T *OPSPEC_RESTRICT block_sums = (T *)opspec_args.block_sums.data;
+  const int64_t n = opspec_args.n;
 #line 23 "specs/block_sum.yaml"
       extern __shared__ unsigned char opspec_shared[];
       T *shared = (T *)opspec_shared;
@@ -31,68 +25,31 @@ static __global__ void opspec_block_sum_reduce_float32(const opspec_block_sum_ar
         __syncthreads();
       }
       if (tx == 0) block_sums[blockIdx.x] = shared[0];
-#line 35 "generated/ops/block_sum_cuda.cu"
-  }
+#line 29 "generated/ops/block_sum_cuda.cu"
 }
 
-/* Kernel 'reduce' of block_sum, T = float64. */
-static __global__ void opspec_block_sum_reduce_float64(const opspec_block_sum_args opspec_args_value) {
-  const opspec_block_sum_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT block_sums OPSPEC_UNUSED = (T *)opspec_args->block_sums;
-  const int64_t block_sums_size OPSPEC_UNUSED = opspec_args->block_sums_size;
-  const int64_t *block_sums_shape OPSPEC_UNUSED = opspec_args->block_sums_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 23 "specs/block_sum.yaml"
-      extern __shared__ unsigned char opspec_shared[];
-      T *shared = (T *)opspec_shared;
-      const int tx = threadIdx.x;
-      const int64_t pos = opspec_grid_x();
-      shared[tx] = pos < n ? x[pos] : (T)0;
-      __syncthreads();
-      for (int stride = 128; stride > 0; stride /= 2) {
-        if (tx < stride) shared[tx] += shared[tx + stride];
-        __syncthreads();
-      }
-      if (tx == 0) block_sums[blockIdx.x] = shared[0];
-#line 63 "generated/ops/block_sum_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_block_sum_cuda_launch(const opspec_block_sum_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+                                            const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+  const opspec_block_sum_args *opspec_args = (const opspec_block_sum_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t block_sums_size OPSPEC_UNUSED = opspec_args->block_sums_size;
+  const int64_t n = opspec_args->n;
   opspec_launch opspec_config[1];
-  {
-    const int64_t opspec_grid[3] = {opspec_cdiv(n, 256)};
-    const int64_t opspec_block[3] = {256};
-    opspec_launch_explicit(&opspec_config[0], "reduce", 1, opspec_grid, opspec_block, 256 * 8);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_grid_reduce[3] = {opspec_cdiv(n, 256)};
+  const int64_t opspec_block_reduce[3] = {256};
+  opspec_launch_explicit(&opspec_config[0], "reduce", 1, opspec_grid_reduce, opspec_block_reduce, 256 * 8);
+  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->block_sums, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 1)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->block_sums.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_block_sum_reduce_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_block_sum_reduce_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -3,51 +3,34 @@
 #ifndef OPSPEC_OP_CSR_MATVEC_H
 #define OPSPEC_OP_CSR_MATVEC_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of csr_matvec sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of csr_matvec sees, filled by opspec_decode after its checks. */
 typedef struct opspec_csr_matvec_args {
-  const void *data; /* input T[nnz] */
-  int64_t data_size;
-  int64_t data_shape[OPSPEC_MAX_RANK];
-  const void *indices; /* input int32[nnz] */
-  int64_t indices_size;
-  int64_t indices_shape[OPSPEC_MAX_RANK];
-  const void *indptr; /* input int32[rows_p1] */
-  int64_t indptr_size;
-  int64_t indptr_shape[OPSPEC_MAX_RANK];
-  const void *x; /* input T[n] */
-  int64_t x_size;
-  int64_t x_shape[OPSPEC_MAX_RANK];
-  void *y; /* output T[rows_p1 - 1] */
-  int64_t y_size;
-  int64_t y_shape[OPSPEC_MAX_RANK];
-  int64_t nnz;
-  int64_t rows_p1;
-  int64_t n;
+  opspec_array data;    /* input T[nnz] */
+  opspec_array indices; /* input int32[nnz] */
+  opspec_array indptr;  /* input int32[rows_p1] */
+  opspec_array x;       /* input T[n] */
+  opspec_array y;       /* output T[rows_p1 - 1] */
+  int64_t nnz;          /* shape symbol */
+  int64_t rows_p1;      /* shape symbol */
+  int64_t n;            /* shape symbol */
 } opspec_csr_matvec_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_csr_matvec_cpu_fn(const opspec_csr_matvec_args *args);
-extern opspec_csr_matvec_cpu_fn *const opspec_csr_matvec_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_csr_matvec_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_csr_matvec". */
+/* The XLA FFI handlers of target "opspec_csr_matvec". */
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the CUDA kernels of `variant` on `stream` (zero-filling the outputs, of
- * output_bytes each, if a launch is empty); on failure returns the CUDA error code and
- * names the kernel in *failed_kernel. */
-int opspec_csr_matvec_cuda_launch(const opspec_csr_matvec_args *args, int32_t variant, void *stream,
-                              const size_t *output_bytes, const char **failed_kernel);
+/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
+int opspec_csr_matvec_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                                  const char **failed_kernel);
 #endif
 
 #ifdef __cplusplus

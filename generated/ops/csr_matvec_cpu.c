@@ -8,88 +8,50 @@
 #include "ops/csr_matvec.h"
 
 /* csr_matvec on CPU, T = float32. */
-static void opspec_csr_matvec_cpu_float32(const opspec_csr_matvec_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
-  const int64_t data_size OPSPEC_UNUSED = opspec_args->data_size;
-  const int64_t *data_shape OPSPEC_UNUSED = opspec_args->data_shape;
-  const int32_t *OPSPEC_RESTRICT indices OPSPEC_UNUSED = (const int32_t *)opspec_args->indices;
-  const int64_t indices_size OPSPEC_UNUSED = opspec_args->indices_size;
-  const int64_t *indices_shape OPSPEC_UNUSED = opspec_args->indices_shape;
-  const int32_t *OPSPEC_RESTRICT indptr OPSPEC_UNUSED = (const int32_t *)opspec_args->indptr;
-  const int64_t indptr_size OPSPEC_UNUSED = opspec_args->indptr_size;
-  const int64_t *indptr_shape OPSPEC_UNUSED = opspec_args->indptr_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  const int64_t nnz OPSPEC_UNUSED = opspec_args->nnz;
-  const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+static void opspec_csr_matvec_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_csr_matvec_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
+  const int32_t *OPSPEC_RESTRICT indices = (const int32_t *)opspec_args->indices.data;
+  const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t rows_p1 = opspec_args->rows_p1;
   const int64_t opspec_n0 = rows_p1 - 1;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (opspec_n0 <= 0) {
-    opspec_cpu_zero(y, (size_t)y_size * sizeof *y);
+    opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
     return;
   }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 16 "specs/csr_matvec.yaml"
-  T acc = 0;
-  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-    acc += data[p] * x[indices[p]];
-  y[i] = acc;
-#line 48 "generated/ops/csr_matvec_cpu.c"
+  for (int64_t i = 0; i < opspec_n0; ++i) {
+#include "ops/csr_matvec_body.inc"
   }
 }
 
 /* csr_matvec on CPU, T = float64. */
-static void opspec_csr_matvec_cpu_float64(const opspec_csr_matvec_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
-  const int64_t data_size OPSPEC_UNUSED = opspec_args->data_size;
-  const int64_t *data_shape OPSPEC_UNUSED = opspec_args->data_shape;
-  const int32_t *OPSPEC_RESTRICT indices OPSPEC_UNUSED = (const int32_t *)opspec_args->indices;
-  const int64_t indices_size OPSPEC_UNUSED = opspec_args->indices_size;
-  const int64_t *indices_shape OPSPEC_UNUSED = opspec_args->indices_shape;
-  const int32_t *OPSPEC_RESTRICT indptr OPSPEC_UNUSED = (const int32_t *)opspec_args->indptr;
-  const int64_t indptr_size OPSPEC_UNUSED = opspec_args->indptr_size;
-  const int64_t *indptr_shape OPSPEC_UNUSED = opspec_args->indptr_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  const int64_t nnz OPSPEC_UNUSED = opspec_args->nnz;
-  const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+static void opspec_csr_matvec_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_csr_matvec_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
+  const int32_t *OPSPEC_RESTRICT indices = (const int32_t *)opspec_args->indices.data;
+  const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t rows_p1 = opspec_args->rows_p1;
   const int64_t opspec_n0 = rows_p1 - 1;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (opspec_n0 <= 0) {
-    opspec_cpu_zero(y, (size_t)y_size * sizeof *y);
+    opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
     return;
   }
 #pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 16 "specs/csr_matvec.yaml"
-  T acc = 0;
-  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-    acc += data[p] * x[indices[p]];
-  y[i] = acc;
-#line 89 "generated/ops/csr_matvec_cpu.c"
+  for (int64_t i = 0; i < opspec_n0; ++i) {
+#include "ops/csr_matvec_body.inc"
   }
 }
 
-opspec_csr_matvec_cpu_fn *const opspec_csr_matvec_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_csr_matvec_cpu_variants[2] = {
     opspec_csr_matvec_cpu_float32,
     opspec_csr_matvec_cpu_float64,
 };

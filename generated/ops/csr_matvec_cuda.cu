@@ -7,108 +7,41 @@
 #include "opspec/cuda.h"
 #include "ops/csr_matvec.h"
 
-/* csr_matvec, one thread per launch index, T = float32. */
-static __global__ void opspec_csr_matvec_kernel_float32(const opspec_csr_matvec_args opspec_args_value) {
-  const opspec_csr_matvec_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
-  const int64_t data_size OPSPEC_UNUSED = opspec_args->data_size;
-  const int64_t *data_shape OPSPEC_UNUSED = opspec_args->data_shape;
-  const int32_t *OPSPEC_RESTRICT indices OPSPEC_UNUSED = (const int32_t *)opspec_args->indices;
-  const int64_t indices_size OPSPEC_UNUSED = opspec_args->indices_size;
-  const int64_t *indices_shape OPSPEC_UNUSED = opspec_args->indices_shape;
-  const int32_t *OPSPEC_RESTRICT indptr OPSPEC_UNUSED = (const int32_t *)opspec_args->indptr;
-  const int64_t indptr_size OPSPEC_UNUSED = opspec_args->indptr_size;
-  const int64_t *indptr_shape OPSPEC_UNUSED = opspec_args->indptr_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  const int64_t nnz OPSPEC_UNUSED = opspec_args->nnz;
-  const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+/* csr_matvec, one thread per launch index. */
+template <typename T>
+static __global__ void opspec_csr_matvec_kernel(const opspec_csr_matvec_args opspec_args) {
+  const T *OPSPEC_RESTRICT data = (const T *)opspec_args.data.data;
+  const int32_t *OPSPEC_RESTRICT indices = (const int32_t *)opspec_args.indices.data;
+  const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args.indptr.data;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
+  T *OPSPEC_RESTRICT y = (T *)opspec_args.y.data;
+  const int64_t rows_p1 = opspec_args.rows_p1;
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows_p1 - 1) return;
-  {
-#line 16 "specs/csr_matvec.yaml"
-  T acc = 0;
-  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-    acc += data[p] * x[indices[p]];
-  y[i] = acc;
-#line 41 "generated/ops/csr_matvec_cuda.cu"
-  }
+#include "ops/csr_matvec_body.inc"
 }
 
-/* csr_matvec, one thread per launch index, T = float64. */
-static __global__ void opspec_csr_matvec_kernel_float64(const opspec_csr_matvec_args opspec_args_value) {
-  const opspec_csr_matvec_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT data OPSPEC_UNUSED = (const T *)opspec_args->data;
-  const int64_t data_size OPSPEC_UNUSED = opspec_args->data_size;
-  const int64_t *data_shape OPSPEC_UNUSED = opspec_args->data_shape;
-  const int32_t *OPSPEC_RESTRICT indices OPSPEC_UNUSED = (const int32_t *)opspec_args->indices;
-  const int64_t indices_size OPSPEC_UNUSED = opspec_args->indices_size;
-  const int64_t *indices_shape OPSPEC_UNUSED = opspec_args->indices_shape;
-  const int32_t *OPSPEC_RESTRICT indptr OPSPEC_UNUSED = (const int32_t *)opspec_args->indptr;
-  const int64_t indptr_size OPSPEC_UNUSED = opspec_args->indptr_size;
-  const int64_t *indptr_shape OPSPEC_UNUSED = opspec_args->indptr_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  const int64_t nnz OPSPEC_UNUSED = opspec_args->nnz;
-  const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= rows_p1 - 1) return;
-  {
-#line 16 "specs/csr_matvec.yaml"
-  T acc = 0;
-  for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p)
-    acc += data[p] * x[indices[p]];
-  y[i] = acc;
-#line 75 "generated/ops/csr_matvec_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_csr_matvec_cuda_launch(const opspec_csr_matvec_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_csr_matvec_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+                                             const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+  const opspec_csr_matvec_args *opspec_args = (const opspec_csr_matvec_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t nnz OPSPEC_UNUSED = opspec_args->nnz;
-  const int64_t rows_p1 OPSPEC_UNUSED = opspec_args->rows_p1;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t data_size OPSPEC_UNUSED = opspec_args->data_size;
-  const int64_t indices_size OPSPEC_UNUSED = opspec_args->indices_size;
-  const int64_t indptr_size OPSPEC_UNUSED = opspec_args->indptr_size;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
+  const int64_t rows_p1 = opspec_args->rows_p1;
   opspec_launch opspec_config[1];
-  {
-    const int64_t opspec_extents[3] = {rows_p1 - 1};
-    opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents, NULL, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_kernel[3] = {rows_p1 - 1};
+  opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->y, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 1)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->y.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_csr_matvec_kernel_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_csr_matvec_kernel_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      return opspec_launch_kernel(opspec_csr_matvec_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      return opspec_launch_kernel(opspec_csr_matvec_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

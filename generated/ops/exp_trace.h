@@ -3,46 +3,31 @@
 #ifndef OPSPEC_OP_EXP_TRACE_H
 #define OPSPEC_OP_EXP_TRACE_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of exp_trace sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of exp_trace sees, filled by opspec_decode after its checks. */
 typedef struct opspec_exp_trace_args {
-  const void *trace; /* input T[n] */
-  int64_t trace_size;
-  int64_t trace_shape[OPSPEC_MAX_RANK];
-  const void *spikes; /* input T[n] */
-  int64_t spikes_size;
-  int64_t spikes_shape[OPSPEC_MAX_RANK];
-  const void *tau_inv; /* input T[1] */
-  int64_t tau_inv_size;
-  int64_t tau_inv_shape[OPSPEC_MAX_RANK];
-  void *out; /* output T[n] */
-  int64_t out_size;
-  int64_t out_shape[OPSPEC_MAX_RANK];
-  int64_t n;
+  opspec_array trace;   /* input T[n] */
+  opspec_array spikes;  /* input T[n] */
+  opspec_array tau_inv; /* input T[1] */
+  opspec_array out;     /* output T[n] */
+  int64_t n;            /* shape symbol */
 } opspec_exp_trace_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_exp_trace_cpu_fn(const opspec_exp_trace_args *args);
-extern opspec_exp_trace_cpu_fn *const opspec_exp_trace_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_exp_trace_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_exp_trace". */
+/* The XLA FFI handlers of target "opspec_exp_trace". */
 XLA_FFI_Error *opspec_exp_trace_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_exp_trace_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the CUDA kernels of `variant` on `stream` (zero-filling the outputs, of
- * output_bytes each, if a launch is empty); on failure returns the CUDA error code and
- * names the kernel in *failed_kernel. */
-int opspec_exp_trace_cuda_launch(const opspec_exp_trace_args *args, int32_t variant, void *stream,
-                              const size_t *output_bytes, const char **failed_kernel);
+/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
+int opspec_exp_trace_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                                 const char **failed_kernel);
 #endif
 
 #ifdef __cplusplus

@@ -8,74 +8,46 @@
 #include "ops/exp_trace.h"
 
 /* exp_trace on CPU, T = float32. */
-static void opspec_exp_trace_cpu_float32(const opspec_exp_trace_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *trace OPSPEC_UNUSED = (const T *)opspec_args->trace;
-  const int64_t trace_size OPSPEC_UNUSED = opspec_args->trace_size;
-  const int64_t *trace_shape OPSPEC_UNUSED = opspec_args->trace_shape;
-  const T *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (const T *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  T *out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_exp_trace_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_exp_trace_args *opspec_args = opspec_argp;
+  const T *trace = (const T *)opspec_args->trace.data;
+  const T *OPSPEC_RESTRICT spikes = (const T *)opspec_args->spikes.data;
+  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
+  T *out = (T *)opspec_args->out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 16 "specs/exp_trace.yaml"
-  const T decay = (T)exp(-(double)tau_inv[0]);
-  out[i] = trace[i] * decay + spikes[i];
-#line 41 "generated/ops/exp_trace_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_trace_body.inc"
   }
 }
 
 /* exp_trace on CPU, T = float64. */
-static void opspec_exp_trace_cpu_float64(const opspec_exp_trace_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *trace OPSPEC_UNUSED = (const T *)opspec_args->trace;
-  const int64_t trace_size OPSPEC_UNUSED = opspec_args->trace_size;
-  const int64_t *trace_shape OPSPEC_UNUSED = opspec_args->trace_shape;
-  const T *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (const T *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  T *out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_exp_trace_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_exp_trace_args *opspec_args = opspec_argp;
+  const T *trace = (const T *)opspec_args->trace.data;
+  const T *OPSPEC_RESTRICT spikes = (const T *)opspec_args->spikes.data;
+  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
+  T *out = (T *)opspec_args->out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 16 "specs/exp_trace.yaml"
-  const T decay = (T)exp(-(double)tau_inv[0]);
-  out[i] = trace[i] * decay + spikes[i];
-#line 75 "generated/ops/exp_trace_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_trace_body.inc"
   }
 }
 
-opspec_exp_trace_cpu_fn *const opspec_exp_trace_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_exp_trace_cpu_variants[2] = {
     opspec_exp_trace_cpu_float32,
     opspec_exp_trace_cpu_float64,
 };

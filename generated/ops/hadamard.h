@@ -3,44 +3,31 @@
 #ifndef OPSPEC_OP_HADAMARD_H
 #define OPSPEC_OP_HADAMARD_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of hadamard sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of hadamard sees, filled by opspec_decode after its checks. */
 typedef struct opspec_hadamard_args {
-  const void *A; /* input T[m, n] */
-  int64_t A_size;
-  int64_t A_shape[OPSPEC_MAX_RANK];
-  const void *B; /* input T[m, n] */
-  int64_t B_size;
-  int64_t B_shape[OPSPEC_MAX_RANK];
-  void *C; /* output T[m, n] */
-  int64_t C_size;
-  int64_t C_shape[OPSPEC_MAX_RANK];
-  int64_t m;
-  int64_t n;
+  opspec_array A; /* input T[m, n] */
+  opspec_array B; /* input T[m, n] */
+  opspec_array C; /* output T[m, n] */
+  int64_t m;      /* shape symbol */
+  int64_t n;      /* shape symbol */
 } opspec_hadamard_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_hadamard_cpu_fn(const opspec_hadamard_args *args);
-extern opspec_hadamard_cpu_fn *const opspec_hadamard_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_hadamard_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_hadamard". */
+/* The XLA FFI handlers of target "opspec_hadamard". */
 XLA_FFI_Error *opspec_hadamard_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_hadamard_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the CUDA kernels of `variant` on `stream` (zero-filling the outputs, of
- * output_bytes each, if a launch is empty); on failure returns the CUDA error code and
- * names the kernel in *failed_kernel. */
-int opspec_hadamard_cuda_launch(const opspec_hadamard_args *args, int32_t variant, void *stream,
-                              const size_t *output_bytes, const char **failed_kernel);
+/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
+int opspec_hadamard_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                                const char **failed_kernel);
 #endif
 
 #ifdef __cplusplus

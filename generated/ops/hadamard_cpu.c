@@ -8,72 +8,48 @@
 #include "ops/hadamard.h"
 
 /* hadamard on CPU, T = float32. */
-static void opspec_hadamard_cpu_float32(const opspec_hadamard_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT B OPSPEC_UNUSED = (const T *)opspec_args->B;
-  const int64_t B_size OPSPEC_UNUSED = opspec_args->B_size;
-  const int64_t *B_shape OPSPEC_UNUSED = opspec_args->B_shape;
-  T *OPSPEC_RESTRICT C OPSPEC_UNUSED = (T *)opspec_args->C;
-  const int64_t C_size OPSPEC_UNUSED = opspec_args->C_size;
-  const int64_t *C_shape OPSPEC_UNUSED = opspec_args->C_shape;
-  const int64_t m OPSPEC_UNUSED = opspec_args->m;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = m;
-  const int64_t opspec_n1 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0 || opspec_n1 <= 0) {
-    opspec_cpu_zero(C, (size_t)C_size * sizeof *C);
+static void opspec_hadamard_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_hadamard_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
+  const T *OPSPEC_RESTRICT B = (const T *)opspec_args->B.data;
+  T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
+  const int64_t m = opspec_args->m;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (m <= 0 || n <= 0) {
+    opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
     return;
   }
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(opspec_n0, opspec_n1, 1)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  for (int64_t j = 0; j < opspec_n1; ++j)
-  {
-#line 15 "specs/hadamard.yaml"
-  C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 40 "generated/ops/hadamard_cpu.c"
-  }
+#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(m, n, 1)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+#include "ops/hadamard_body.inc"
+    }
 }
 
 /* hadamard on CPU, T = float64. */
-static void opspec_hadamard_cpu_float64(const opspec_hadamard_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT B OPSPEC_UNUSED = (const T *)opspec_args->B;
-  const int64_t B_size OPSPEC_UNUSED = opspec_args->B_size;
-  const int64_t *B_shape OPSPEC_UNUSED = opspec_args->B_shape;
-  T *OPSPEC_RESTRICT C OPSPEC_UNUSED = (T *)opspec_args->C;
-  const int64_t C_size OPSPEC_UNUSED = opspec_args->C_size;
-  const int64_t *C_shape OPSPEC_UNUSED = opspec_args->C_shape;
-  const int64_t m OPSPEC_UNUSED = opspec_args->m;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = m;
-  const int64_t opspec_n1 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0 || opspec_n1 <= 0) {
-    opspec_cpu_zero(C, (size_t)C_size * sizeof *C);
+static void opspec_hadamard_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_hadamard_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
+  const T *OPSPEC_RESTRICT B = (const T *)opspec_args->B.data;
+  T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
+  const int64_t m = opspec_args->m;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (m <= 0 || n <= 0) {
+    opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
     return;
   }
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(opspec_n0, opspec_n1, 1)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  for (int64_t j = 0; j < opspec_n1; ++j)
-  {
-#line 15 "specs/hadamard.yaml"
-  C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 73 "generated/ops/hadamard_cpu.c"
-  }
+#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(m, n, 1)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+#include "ops/hadamard_body.inc"
+    }
 }
 
-opspec_hadamard_cpu_fn *const opspec_hadamard_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_hadamard_cpu_variants[2] = {
     opspec_hadamard_cpu_float32,
     opspec_hadamard_cpu_float64,
 };

@@ -7,87 +7,42 @@
 #include "opspec/cuda.h"
 #include "ops/hadamard.h"
 
-/* hadamard, one thread per launch index, T = float32. */
-static __global__ void opspec_hadamard_kernel_float32(const opspec_hadamard_args opspec_args_value) {
-  const opspec_hadamard_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT B OPSPEC_UNUSED = (const T *)opspec_args->B;
-  const int64_t B_size OPSPEC_UNUSED = opspec_args->B_size;
-  const int64_t *B_shape OPSPEC_UNUSED = opspec_args->B_shape;
-  T *OPSPEC_RESTRICT C OPSPEC_UNUSED = (T *)opspec_args->C;
-  const int64_t C_size OPSPEC_UNUSED = opspec_args->C_size;
-  const int64_t *C_shape OPSPEC_UNUSED = opspec_args->C_shape;
-  const int64_t m OPSPEC_UNUSED = opspec_args->m;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+/* hadamard, one thread per launch index. */
+template <typename T>
+static __global__ void opspec_hadamard_kernel(const opspec_hadamard_args opspec_args) {
+  const T *OPSPEC_RESTRICT A = (const T *)opspec_args.A.data;
+  const T *OPSPEC_RESTRICT B = (const T *)opspec_args.B.data;
+  T *OPSPEC_RESTRICT C = (T *)opspec_args.C.data;
+  const int64_t m = opspec_args.m;
+  const int64_t n = opspec_args.n;
   const int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
   const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m || j >= n) return;
-  {
-#line 15 "specs/hadamard.yaml"
-  C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 32 "generated/ops/hadamard_cuda.cu"
-  }
+#include "ops/hadamard_body.inc"
 }
 
-/* hadamard, one thread per launch index, T = float64. */
-static __global__ void opspec_hadamard_kernel_float64(const opspec_hadamard_args opspec_args_value) {
-  const opspec_hadamard_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT B OPSPEC_UNUSED = (const T *)opspec_args->B;
-  const int64_t B_size OPSPEC_UNUSED = opspec_args->B_size;
-  const int64_t *B_shape OPSPEC_UNUSED = opspec_args->B_shape;
-  T *OPSPEC_RESTRICT C OPSPEC_UNUSED = (T *)opspec_args->C;
-  const int64_t C_size OPSPEC_UNUSED = opspec_args->C_size;
-  const int64_t *C_shape OPSPEC_UNUSED = opspec_args->C_shape;
-  const int64_t m OPSPEC_UNUSED = opspec_args->m;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= m || j >= n) return;
-  {
-#line 15 "specs/hadamard.yaml"
-  C[i * n + j] = A[i * n + j] * B[i * n + j];
-#line 57 "generated/ops/hadamard_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_hadamard_cuda_launch(const opspec_hadamard_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_hadamard_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+                                           const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+  const opspec_hadamard_args *opspec_args = (const opspec_hadamard_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t m OPSPEC_UNUSED = opspec_args->m;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t B_size OPSPEC_UNUSED = opspec_args->B_size;
-  const int64_t C_size OPSPEC_UNUSED = opspec_args->C_size;
+  const int64_t m = opspec_args->m;
+  const int64_t n = opspec_args->n;
   opspec_launch opspec_config[1];
-  {
-    const int64_t opspec_extents[3] = {m, n};
-    opspec_launch_auto(&opspec_config[0], "kernel", 2, opspec_extents, NULL, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_kernel[3] = {m, n};
+  opspec_launch_auto(&opspec_config[0], "kernel", 2, opspec_extents_kernel, NULL, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->C, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 1)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->C.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_hadamard_kernel_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_hadamard_kernel_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      return opspec_launch_kernel(opspec_hadamard_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      return opspec_launch_kernel(opspec_hadamard_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -8,104 +8,56 @@
 #include "ops/lif.h"
 
 /* lif on CPU, T = float32. */
-static void opspec_lif_cpu_float32(const opspec_lif_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
-  const int64_t I_ext_size OPSPEC_UNUSED = opspec_args->I_ext_size;
-  const int64_t *I_ext_shape OPSPEC_UNUSED = opspec_args->I_ext_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
-  const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
-  const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
-    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+static void opspec_lif_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_lif_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args->I_ext.data;
+  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
+  const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
+    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 20 "specs/lif.yaml"
-  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-  const bool fired = v >= V_th[0];
-  spikes[i] = fired;
-  V_out[i] = fired ? V_rest[0] : v;
-#line 56 "generated/ops/lif_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/lif_body.inc"
   }
 }
 
 /* lif on CPU, T = float64. */
-static void opspec_lif_cpu_float64(const opspec_lif_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
-  const int64_t I_ext_size OPSPEC_UNUSED = opspec_args->I_ext_size;
-  const int64_t *I_ext_shape OPSPEC_UNUSED = opspec_args->I_ext_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
-  const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
-  const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
-    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
+static void opspec_lif_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_lif_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args->I_ext.data;
+  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
+  const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
+    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 20 "specs/lif.yaml"
-  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-  const bool fired = v >= V_th[0];
-  spikes[i] = fired;
-  V_out[i] = fired ? V_rest[0] : v;
-#line 105 "generated/ops/lif_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/lif_body.inc"
   }
 }
 
-opspec_lif_cpu_fn *const opspec_lif_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_lif_cpu_variants[2] = {
     opspec_lif_cpu_float32,
     opspec_lif_cpu_float64,
 };

@@ -7,124 +7,45 @@
 #include "opspec/cuda.h"
 #include "ops/lif.h"
 
-/* lif, one thread per launch index, T = float32. */
-static __global__ void opspec_lif_kernel_float32(const opspec_lif_args opspec_args_value) {
-  const opspec_lif_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
-  const int64_t I_ext_size OPSPEC_UNUSED = opspec_args->I_ext_size;
-  const int64_t *I_ext_shape OPSPEC_UNUSED = opspec_args->I_ext_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
-  const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
-  const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
+/* lif, one thread per launch index. */
+template <typename T>
+static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args) {
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args.I_ext.data;
+  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args.tau_inv.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
+  const T *OPSPEC_RESTRICT dt = (const T *)opspec_args.dt.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
+  const int64_t n = opspec_args.n;
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  {
-#line 20 "specs/lif.yaml"
-  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-  const bool fired = v >= V_th[0];
-  spikes[i] = fired;
-  V_out[i] = fired ? V_rest[0] : v;
-#line 48 "generated/ops/lif_cuda.cu"
-  }
+#include "ops/lif_body.inc"
 }
 
-/* lif, one thread per launch index, T = float64. */
-static __global__ void opspec_lif_kernel_float64(const opspec_lif_args opspec_args_value) {
-  const opspec_lif_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT I_ext OPSPEC_UNUSED = (const T *)opspec_args->I_ext;
-  const int64_t I_ext_size OPSPEC_UNUSED = opspec_args->I_ext_size;
-  const int64_t *I_ext_shape OPSPEC_UNUSED = opspec_args->I_ext_shape;
-  const T *OPSPEC_RESTRICT tau_inv OPSPEC_UNUSED = (const T *)opspec_args->tau_inv;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t *tau_inv_shape OPSPEC_UNUSED = opspec_args->tau_inv_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  const T *OPSPEC_RESTRICT dt OPSPEC_UNUSED = (const T *)opspec_args->dt;
-  const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
-  const int64_t *dt_shape OPSPEC_UNUSED = opspec_args->dt_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  {
-#line 20 "specs/lif.yaml"
-  const T v = V[i] + dt[0] * (-(V[i] - V_rest[0]) * tau_inv[0] + I_ext[i]);
-  const bool fired = v >= V_th[0];
-  spikes[i] = fired;
-  V_out[i] = fired ? V_rest[0] : v;
-#line 89 "generated/ops/lif_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_lif_cuda_launch(const opspec_lif_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_lif_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+                                      const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+  const opspec_lif_args *opspec_args = (const opspec_lif_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t I_ext_size OPSPEC_UNUSED = opspec_args->I_ext_size;
-  const int64_t tau_inv_size OPSPEC_UNUSED = opspec_args->tau_inv_size;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t dt_size OPSPEC_UNUSED = opspec_args->dt_size;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
+  const int64_t n = opspec_args->n;
   opspec_launch opspec_config[1];
-  {
-    const int64_t opspec_extents[3] = {n};
-    opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents, NULL, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_kernel[3] = {n};
+  opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->V_out, opspec_output_bytes[0], opspec_stream))) return opspec_code;
-    if ((opspec_code = opspec_cuda_zero(opspec_args->spikes, opspec_output_bytes[1], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 1)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->V_out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->spikes.data, opspec_output_bytes[1], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_lif_kernel_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_lif_kernel_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      return opspec_launch_kernel(opspec_lif_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      return opspec_launch_kernel(opspec_lif_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

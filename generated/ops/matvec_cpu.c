@@ -8,74 +8,46 @@
 #include "ops/matvec.h"
 
 /* matvec on CPU, T = float32. */
-static void opspec_matvec_cpu_float32(const opspec_matvec_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t rows OPSPEC_UNUSED = opspec_args->rows;
-  const int64_t cols OPSPEC_UNUSED = opspec_args->cols;
-  const int64_t opspec_n0 = rows;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_matvec_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_matvec_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t rows = opspec_args->rows;
+  const int64_t cols = opspec_args->cols;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (rows <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/matvec.yaml"
-  const T *row = A + i * cols;
-  T total = 0;
-  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-  out[i] = total;
-#line 41 "generated/ops/matvec_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(rows)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < rows; ++i) {
+#include "ops/matvec_body.inc"
   }
 }
 
 /* matvec on CPU, T = float64. */
-static void opspec_matvec_cpu_float64(const opspec_matvec_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT A OPSPEC_UNUSED = (const T *)opspec_args->A;
-  const int64_t A_size OPSPEC_UNUSED = opspec_args->A_size;
-  const int64_t *A_shape OPSPEC_UNUSED = opspec_args->A_shape;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t rows OPSPEC_UNUSED = opspec_args->rows;
-  const int64_t cols OPSPEC_UNUSED = opspec_args->cols;
-  const int64_t opspec_n0 = rows;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_matvec_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_matvec_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t rows = opspec_args->rows;
+  const int64_t cols = opspec_args->cols;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (rows <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/matvec.yaml"
-  const T *row = A + i * cols;
-  T total = 0;
-  for (int64_t j = 0; j < cols; ++j) total += row[j] * x[j];
-  out[i] = total;
-#line 75 "generated/ops/matvec_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(rows)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < rows; ++i) {
+#include "ops/matvec_body.inc"
   }
 }
 
-opspec_matvec_cpu_fn *const opspec_matvec_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_matvec_cpu_variants[2] = {
     opspec_matvec_cpu_float32,
     opspec_matvec_cpu_float64,
 };

@@ -8,44 +8,26 @@
 #include "ops/max.h"
 
 /* max on CPU, T = float32. */
-static void opspec_max_cpu_float32(const opspec_max_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 10 "specs/max.yaml"
-  T m = (T)-INFINITY;
-  for (int64_t i = 0; i < x_size; ++i)
-    if (x[i] > m) m = x[i];
-  out[0] = m;
-#line 26 "generated/ops/max_cpu.c"
-  }
+static void opspec_max_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_max_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+#include "ops/max_body.inc"
 }
 
 /* max on CPU, T = float64. */
-static void opspec_max_cpu_float64(const opspec_max_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 10 "specs/max.yaml"
-  T m = (T)-INFINITY;
-  for (int64_t i = 0; i < x_size; ++i)
-    if (x[i] > m) m = x[i];
-  out[0] = m;
-#line 45 "generated/ops/max_cpu.c"
-  }
+static void opspec_max_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_max_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+#include "ops/max_body.inc"
 }
 
-opspec_max_cpu_fn *const opspec_max_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_max_cpu_variants[2] = {
     opspec_max_cpu_float32,
     opspec_max_cpu_float64,
 };

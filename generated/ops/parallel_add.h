@@ -3,34 +3,23 @@
 #ifndef OPSPEC_OP_PARALLEL_ADD_H
 #define OPSPEC_OP_PARALLEL_ADD_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of parallel_add sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of parallel_add sees, filled by opspec_decode after its checks. */
 typedef struct opspec_parallel_add_args {
-  const void *x; /* input T[...] */
-  int64_t x_size;
-  int64_t x_shape[OPSPEC_MAX_RANK];
-  const void *y; /* input T[...] */
-  int64_t y_size;
-  int64_t y_shape[OPSPEC_MAX_RANK];
-  void *out; /* output T[...] */
-  int64_t out_size;
-  int64_t out_shape[OPSPEC_MAX_RANK];
+  opspec_array x;   /* input T[...] */
+  opspec_array y;   /* input T[...] */
+  opspec_array out; /* output T[...] */
 } opspec_parallel_add_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_parallel_add_cpu_fn(const opspec_parallel_add_args *args);
-extern opspec_parallel_add_cpu_fn *const opspec_parallel_add_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_parallel_add_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_parallel_add". */
+/* The XLA FFI handlers of target "opspec_parallel_add". */
 XLA_FFI_Error *opspec_parallel_add_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

@@ -8,48 +8,28 @@
 #include "ops/parallel_add.h"
 
 /* parallel_add on CPU, T = float32. */
-static void opspec_parallel_add_cpu_float32(const opspec_parallel_add_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  const T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (const T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 14 "specs/parallel_add.yaml"
-  #pragma omp parallel for schedule(static) if (opspec_cpu_parallel(out_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < out_size; ++i)
-    out[i] = x[i] + y[i];
-#line 28 "generated/ops/parallel_add_cpu.c"
-  }
+static void opspec_parallel_add_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_parallel_add_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t out_size = opspec_args->out.size;
+#include "ops/parallel_add_body.inc"
 }
 
 /* parallel_add on CPU, T = float64. */
-static void opspec_parallel_add_cpu_float64(const opspec_parallel_add_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  const T *OPSPEC_RESTRICT y OPSPEC_UNUSED = (const T *)opspec_args->y;
-  const int64_t y_size OPSPEC_UNUSED = opspec_args->y_size;
-  const int64_t *y_shape OPSPEC_UNUSED = opspec_args->y_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 14 "specs/parallel_add.yaml"
-  #pragma omp parallel for schedule(static) if (opspec_cpu_parallel(out_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < out_size; ++i)
-    out[i] = x[i] + y[i];
-#line 49 "generated/ops/parallel_add_cpu.c"
-  }
+static void opspec_parallel_add_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_parallel_add_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t out_size = opspec_args->out.size;
+#include "ops/parallel_add_body.inc"
 }
 
-opspec_parallel_add_cpu_fn *const opspec_parallel_add_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_parallel_add_cpu_variants[2] = {
     opspec_parallel_add_cpu_float32,
     opspec_parallel_add_cpu_float64,
 };

@@ -3,39 +3,28 @@
 #ifndef OPSPEC_OP_RELU_H
 #define OPSPEC_OP_RELU_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of relu sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of relu sees, filled by opspec_decode after its checks. */
 typedef struct opspec_relu_args {
-  const void *x; /* input T[...] */
-  int64_t x_size;
-  int64_t x_shape[OPSPEC_MAX_RANK];
-  void *out; /* output T[...] */
-  int64_t out_size;
-  int64_t out_shape[OPSPEC_MAX_RANK];
+  opspec_array x;   /* input T[...] */
+  opspec_array out; /* output T[...] */
 } opspec_relu_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_relu_cpu_fn(const opspec_relu_args *args);
-extern opspec_relu_cpu_fn *const opspec_relu_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_relu_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_relu". */
+/* The XLA FFI handlers of target "opspec_relu". */
 XLA_FFI_Error *opspec_relu_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_relu_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the CUDA kernels of `variant` on `stream` (zero-filling the outputs, of
- * output_bytes each, if a launch is empty); on failure returns the CUDA error code and
- * names the kernel in *failed_kernel. */
-int opspec_relu_cuda_launch(const opspec_relu_args *args, int32_t variant, void *stream,
-                              const size_t *output_bytes, const char **failed_kernel);
+/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
+int opspec_relu_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                            const char **failed_kernel);
 #endif
 
 #ifdef __cplusplus

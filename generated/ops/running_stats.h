@@ -3,35 +3,24 @@
 #ifndef OPSPEC_OP_RUNNING_STATS_H
 #define OPSPEC_OP_RUNNING_STATS_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of running_stats sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of running_stats sees, filled by opspec_decode after its checks. */
 typedef struct opspec_running_stats_args {
-  const void *x; /* input T[n] */
-  int64_t x_size;
-  int64_t x_shape[OPSPEC_MAX_RANK];
-  void *mean; /* output T[1] */
-  int64_t mean_size;
-  int64_t mean_shape[OPSPEC_MAX_RANK];
-  void *std; /* output T[1] */
-  int64_t std_size;
-  int64_t std_shape[OPSPEC_MAX_RANK];
-  int64_t n;
+  opspec_array x;    /* input T[n] */
+  opspec_array mean; /* output T[1] */
+  opspec_array std;  /* output T[1] */
+  int64_t n;         /* shape symbol */
 } opspec_running_stats_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_running_stats_cpu_fn(const opspec_running_stats_args *args);
-extern opspec_running_stats_cpu_fn *const opspec_running_stats_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_running_stats_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_running_stats". */
+/* The XLA FFI handlers of target "opspec_running_stats". */
 XLA_FFI_Error *opspec_running_stats_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

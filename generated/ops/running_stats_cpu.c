@@ -8,64 +8,28 @@
 #include "ops/running_stats.h"
 
 /* running_stats on CPU, T = float32. */
-static void opspec_running_stats_cpu_float32(const opspec_running_stats_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT mean OPSPEC_UNUSED = (T *)opspec_args->mean;
-  const int64_t mean_size OPSPEC_UNUSED = opspec_args->mean_size;
-  const int64_t *mean_shape OPSPEC_UNUSED = opspec_args->mean_shape;
-  T *OPSPEC_RESTRICT std OPSPEC_UNUSED = (T *)opspec_args->std;
-  const int64_t std_size OPSPEC_UNUSED = opspec_args->std_size;
-  const int64_t *std_shape OPSPEC_UNUSED = opspec_args->std_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 13 "specs/running_stats.yaml"
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  const double m = s / (double)n;
-  double var = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - m;
-    var += d * d;
-  }
-  mean[0] = (T)m;
-  std[0] = (T)sqrt(var / (double)n);
-#line 36 "generated/ops/running_stats_cpu.c"
-  }
+static void opspec_running_stats_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_running_stats_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT mean = (T *)opspec_args->mean.data;
+  T *OPSPEC_RESTRICT std = (T *)opspec_args->std.data;
+  const int64_t n = opspec_args->n;
+#include "ops/running_stats_body.inc"
 }
 
 /* running_stats on CPU, T = float64. */
-static void opspec_running_stats_cpu_float64(const opspec_running_stats_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT mean OPSPEC_UNUSED = (T *)opspec_args->mean;
-  const int64_t mean_size OPSPEC_UNUSED = opspec_args->mean_size;
-  const int64_t *mean_shape OPSPEC_UNUSED = opspec_args->mean_shape;
-  T *OPSPEC_RESTRICT std OPSPEC_UNUSED = (T *)opspec_args->std;
-  const int64_t std_size OPSPEC_UNUSED = opspec_args->std_size;
-  const int64_t *std_shape OPSPEC_UNUSED = opspec_args->std_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 13 "specs/running_stats.yaml"
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  const double m = s / (double)n;
-  double var = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - m;
-    var += d * d;
-  }
-  mean[0] = (T)m;
-  std[0] = (T)sqrt(var / (double)n);
-#line 65 "generated/ops/running_stats_cpu.c"
-  }
+static void opspec_running_stats_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_running_stats_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT mean = (T *)opspec_args->mean.data;
+  T *OPSPEC_RESTRICT std = (T *)opspec_args->std.data;
+  const int64_t n = opspec_args->n;
+#include "ops/running_stats_body.inc"
 }
 
-opspec_running_stats_cpu_fn *const opspec_running_stats_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_running_stats_cpu_variants[2] = {
     opspec_running_stats_cpu_float32,
     opspec_running_stats_cpu_float64,
 };

@@ -8,66 +8,44 @@
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
-static void opspec_scale_cpu_float32(const opspec_scale_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  const T *OPSPEC_RESTRICT s OPSPEC_UNUSED = (const T *)opspec_args->s;
-  const int64_t s_size OPSPEC_UNUSED = opspec_args->s_size;
-  const int64_t *s_shape OPSPEC_UNUSED = opspec_args->s_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_scale_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_scale_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/scale.yaml"
-  out[i] = x[i] * s[0];
-#line 37 "generated/ops/scale_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = float64. */
-static void opspec_scale_cpu_float64(const opspec_scale_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  const T *OPSPEC_RESTRICT s OPSPEC_UNUSED = (const T *)opspec_args->s;
-  const int64_t s_size OPSPEC_UNUSED = opspec_args->s_size;
-  const int64_t *s_shape OPSPEC_UNUSED = opspec_args->s_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_scale_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_scale_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/scale.yaml"
-  out[i] = x[i] * s[0];
-#line 67 "generated/ops/scale_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/scale_body.inc"
   }
 }
 
-opspec_scale_cpu_fn *const opspec_scale_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_scale_cpu_variants[2] = {
     opspec_scale_cpu_float32,
     opspec_scale_cpu_float64,
 };

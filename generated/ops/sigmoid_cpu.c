@@ -8,58 +8,42 @@
 #include "ops/sigmoid.h"
 
 /* sigmoid on CPU, T = float32. */
-static void opspec_sigmoid_cpu_float32(const opspec_sigmoid_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t opspec_n0 = x_size;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_sigmoid_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_sigmoid_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (x_size <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/sigmoid.yaml"
-  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 33 "generated/ops/sigmoid_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/sigmoid_body.inc"
   }
 }
 
 /* sigmoid on CPU, T = float64. */
-static void opspec_sigmoid_cpu_float64(const opspec_sigmoid_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t opspec_n0 = x_size;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(out, (size_t)out_size * sizeof *out);
+static void opspec_sigmoid_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_sigmoid_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (x_size <= 0) {
+    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/sigmoid.yaml"
-  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 59 "generated/ops/sigmoid_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/sigmoid_body.inc"
   }
 }
 
-opspec_sigmoid_cpu_fn *const opspec_sigmoid_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_sigmoid_cpu_variants[2] = {
     opspec_sigmoid_cpu_float32,
     opspec_sigmoid_cpu_float64,
 };

@@ -7,73 +7,39 @@
 #include "opspec/cuda.h"
 #include "ops/sigmoid.h"
 
-/* sigmoid, one thread per launch index, T = float32. */
-static __global__ void opspec_sigmoid_kernel_float32(const opspec_sigmoid_args opspec_args_value) {
-  const opspec_sigmoid_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
+/* sigmoid, one thread per launch index. */
+template <typename T>
+static __global__ void opspec_sigmoid_kernel(const opspec_sigmoid_args opspec_args) {
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
+  const int64_t x_size = opspec_args.x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= x_size) return;
-  {
-#line 12 "specs/sigmoid.yaml"
-  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 26 "generated/ops/sigmoid_cuda.cu"
-  }
+#include "ops/sigmoid_body.inc"
 }
 
-/* sigmoid, one thread per launch index, T = float64. */
-static __global__ void opspec_sigmoid_kernel_float64(const opspec_sigmoid_args opspec_args_value) {
-  const opspec_sigmoid_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= x_size) return;
-  {
-#line 12 "specs/sigmoid.yaml"
-  out[i] = (T)(1.0 / (1.0 + exp(-(double)x[i])));
-#line 45 "generated/ops/sigmoid_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_sigmoid_cuda_launch(const opspec_sigmoid_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+                                          const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+  const opspec_sigmoid_args *opspec_args = (const opspec_sigmoid_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
+  const int64_t x_size = opspec_args->x.size;
   opspec_launch opspec_config[1];
-  {
-    const int64_t opspec_extents[3] = {x_size};
-    const int64_t opspec_threads[3] = {128};
-    opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents, opspec_threads, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_kernel[3] = {x_size};
+  const int64_t opspec_threads_kernel[3] = {128};
+  opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents_kernel, opspec_threads_kernel, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 1)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_sigmoid_kernel_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_sigmoid_kernel_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      return opspec_launch_kernel(opspec_sigmoid_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      return opspec_launch_kernel(opspec_sigmoid_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

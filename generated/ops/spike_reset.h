@@ -3,49 +3,32 @@
 #ifndef OPSPEC_OP_SPIKE_RESET_H
 #define OPSPEC_OP_SPIKE_RESET_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of spike_reset sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of spike_reset sees, filled by opspec_decode after its checks. */
 typedef struct opspec_spike_reset_args {
-  const void *V; /* input T[n] */
-  int64_t V_size;
-  int64_t V_shape[OPSPEC_MAX_RANK];
-  const void *V_th; /* input T[1] */
-  int64_t V_th_size;
-  int64_t V_th_shape[OPSPEC_MAX_RANK];
-  const void *V_rest; /* input T[1] */
-  int64_t V_rest_size;
-  int64_t V_rest_shape[OPSPEC_MAX_RANK];
-  void *spikes; /* output int32[n] */
-  int64_t spikes_size;
-  int64_t spikes_shape[OPSPEC_MAX_RANK];
-  void *V_out; /* output T[n] */
-  int64_t V_out_size;
-  int64_t V_out_shape[OPSPEC_MAX_RANK];
-  int64_t n;
+  opspec_array V;      /* input T[n] */
+  opspec_array V_th;   /* input T[1] */
+  opspec_array V_rest; /* input T[1] */
+  opspec_array spikes; /* output int32[n] */
+  opspec_array V_out;  /* output T[n] */
+  int64_t n;           /* shape symbol */
 } opspec_spike_reset_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_spike_reset_cpu_fn(const opspec_spike_reset_args *args);
-extern opspec_spike_reset_cpu_fn *const opspec_spike_reset_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_spike_reset_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_spike_reset". */
+/* The XLA FFI handlers of target "opspec_spike_reset". */
 XLA_FFI_Error *opspec_spike_reset_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_spike_reset_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the CUDA kernels of `variant` on `stream` (zero-filling the outputs, of
- * output_bytes each, if a launch is empty); on failure returns the CUDA error code and
- * names the kernel in *failed_kernel. */
-int opspec_spike_reset_cuda_launch(const opspec_spike_reset_args *args, int32_t variant, void *stream,
-                              const size_t *output_bytes, const char **failed_kernel);
+/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
+int opspec_spike_reset_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                                   const char **failed_kernel);
 #endif
 
 #ifdef __cplusplus

@@ -8,82 +8,50 @@
 #include "ops/spike_reset.h"
 
 /* spike_reset on CPU, T = float32. */
-static void opspec_spike_reset_cpu_float32(const opspec_spike_reset_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
-    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_spike_reset_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
+    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 17 "specs/spike_reset.yaml"
-  spikes[i] = V[i] >= V_th[0];
-  V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 45 "generated/ops/spike_reset_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/spike_reset_body.inc"
   }
 }
 
 /* spike_reset on CPU, T = float64. */
-static void opspec_spike_reset_cpu_float64(const opspec_spike_reset_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t opspec_n0 = n;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(spikes, (size_t)spikes_size * sizeof *spikes);
-    opspec_cpu_zero(V_out, (size_t)V_out_size * sizeof *V_out);
+static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_spike_reset_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  const int64_t n = opspec_args->n;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (n <= 0) {
+    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
+    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 17 "specs/spike_reset.yaml"
-  spikes[i] = V[i] >= V_th[0];
-  V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 83 "generated/ops/spike_reset_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < n; ++i) {
+#include "ops/spike_reset_body.inc"
   }
 }
 
-opspec_spike_reset_cpu_fn *const opspec_spike_reset_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_spike_reset_cpu_variants[2] = {
     opspec_spike_reset_cpu_float32,
     opspec_spike_reset_cpu_float64,
 };

@@ -7,159 +7,64 @@
 #include "opspec/cuda.h"
 #include "ops/spike_reset.h"
 
-/* Kernel 'detect' of spike_reset, T = float32. */
-static __global__ void opspec_spike_reset_detect_float32(const opspec_spike_reset_args opspec_args_value) {
-  const opspec_spike_reset_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
+/* Kernel 'detect' of spike_reset. */
+template <typename T>
+static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args opspec_args) {
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
+  const int64_t n = opspec_args.n;
 #line 24 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) spikes[i] = V[i] >= V_th[0];
+#line 21 "generated/ops/spike_reset_cuda.cu"
+}
+
+/* Kernel 'reset' of spike_reset. */
+template <typename T>
+static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args opspec_args) {
+  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
+  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
+  T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
+  const int64_t n = opspec_args.n;
+#line 30 "specs/spike_reset.yaml"
+      const int64_t i = opspec_grid_x();
+      if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 35 "generated/ops/spike_reset_cuda.cu"
-  }
 }
 
-/* Kernel 'reset' of spike_reset, T = float32. */
-static __global__ void opspec_spike_reset_reset_float32(const opspec_spike_reset_args opspec_args_value) {
-  const opspec_spike_reset_args *opspec_args = &opspec_args_value;
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 30 "specs/spike_reset.yaml"
-      const int64_t i = opspec_grid_x();
-      if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 63 "generated/ops/spike_reset_cuda.cu"
-  }
-}
-
-/* Kernel 'detect' of spike_reset, T = float64. */
-static __global__ void opspec_spike_reset_detect_float64(const opspec_spike_reset_args opspec_args_value) {
-  const opspec_spike_reset_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 24 "specs/spike_reset.yaml"
-      const int64_t i = opspec_grid_x();
-      if (i < n) spikes[i] = V[i] >= V_th[0];
-#line 91 "generated/ops/spike_reset_cuda.cu"
-  }
-}
-
-/* Kernel 'reset' of spike_reset, T = float64. */
-static __global__ void opspec_spike_reset_reset_float64(const opspec_spike_reset_args opspec_args_value) {
-  const opspec_spike_reset_args *opspec_args = &opspec_args_value;
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT V OPSPEC_UNUSED = (const T *)opspec_args->V;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t *V_shape OPSPEC_UNUSED = opspec_args->V_shape;
-  const T *OPSPEC_RESTRICT V_th OPSPEC_UNUSED = (const T *)opspec_args->V_th;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t *V_th_shape OPSPEC_UNUSED = opspec_args->V_th_shape;
-  const T *OPSPEC_RESTRICT V_rest OPSPEC_UNUSED = (const T *)opspec_args->V_rest;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t *V_rest_shape OPSPEC_UNUSED = opspec_args->V_rest_shape;
-  int32_t *OPSPEC_RESTRICT spikes OPSPEC_UNUSED = (int32_t *)opspec_args->spikes;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t *spikes_shape OPSPEC_UNUSED = opspec_args->spikes_shape;
-  T *OPSPEC_RESTRICT V_out OPSPEC_UNUSED = (T *)opspec_args->V_out;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
-  const int64_t *V_out_shape OPSPEC_UNUSED = opspec_args->V_out_shape;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  {
-#line 30 "specs/spike_reset.yaml"
-      const int64_t i = opspec_grid_x();
-      if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 119 "generated/ops/spike_reset_cuda.cu"
-  }
-}
-
-/* Every name declared here starts with opspec_: launch_locals.tmpl puts the spec's own
- * names (symbols, attributes, NAME_size) in this scope, for the launch expressions. */
-extern "C" int opspec_spike_reset_cuda_launch(const opspec_spike_reset_args *opspec_args, int32_t opspec_variant,
-                                   void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                   const char **opspec_failed_kernel) {
+/* Every name declared here starts with opspec_, beside the spec's own names that the
+ * launch expressions read. */
+extern "C" int opspec_spike_reset_cuda_launch(const void *opspec_argp, int32_t opspec_variant,
+                                              void *opspec_stream_handle, const size_t *opspec_output_bytes,
+                                              const char **opspec_failed_kernel) {
+  const opspec_spike_reset_args *opspec_args = (const opspec_spike_reset_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t n OPSPEC_UNUSED = opspec_args->n;
-  const int64_t V_size OPSPEC_UNUSED = opspec_args->V_size;
-  const int64_t V_th_size OPSPEC_UNUSED = opspec_args->V_th_size;
-  const int64_t V_rest_size OPSPEC_UNUSED = opspec_args->V_rest_size;
-  const int64_t spikes_size OPSPEC_UNUSED = opspec_args->spikes_size;
-  const int64_t V_out_size OPSPEC_UNUSED = opspec_args->V_out_size;
+  const int64_t n = opspec_args->n;
   opspec_launch opspec_config[2];
-  {
-    const int64_t opspec_extents[3] = {n};
-    const int64_t opspec_threads[3] = {256};
-    opspec_launch_auto(&opspec_config[0], "detect", 1, opspec_extents, opspec_threads, 0);
-  }
-  {
-    const int64_t opspec_extents[3] = {n};
-    const int64_t opspec_threads[3] = {256};
-    opspec_launch_auto(&opspec_config[1], "reset", 1, opspec_extents, opspec_threads, 0);
-  }
-  const size_t opspec_nconfig = sizeof opspec_config / sizeof opspec_config[0];
-  int opspec_code = opspec_launch_prepare(opspec_config, opspec_nconfig, opspec_failed_kernel);
+  const int64_t opspec_extents_detect[3] = {n};
+  const int64_t opspec_threads_detect[3] = {256};
+  opspec_launch_auto(&opspec_config[0], "detect", 1, opspec_extents_detect, opspec_threads_detect, 0);
+  const int64_t opspec_extents_reset[3] = {n};
+  const int64_t opspec_threads_reset[3] = {256};
+  opspec_launch_auto(&opspec_config[1], "reset", 1, opspec_extents_reset, opspec_threads_reset, 0);
+  int opspec_code = opspec_launch_prepare(opspec_config, 2, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
-  /* A kernel with an empty launch does not run: give the outputs defined contents. The
-   * CPU path does the same for an empty portable launch (op_cpu.c.tmpl). */
-  if (opspec_launch_any_empty(opspec_config, opspec_nconfig)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->spikes, opspec_output_bytes[0], opspec_stream))) return opspec_code;
-    if ((opspec_code = opspec_cuda_zero(opspec_args->V_out, opspec_output_bytes[1], opspec_stream))) return opspec_code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(opspec_config, 2)) {
+    if ((opspec_code = opspec_cuda_zero(opspec_args->spikes.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->V_out.data, opspec_output_bytes[1], opspec_stream))) return opspec_code;
   }
   switch (opspec_variant) {
-    case 0:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_spike_reset_detect_float32, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_spike_reset_reset_float32, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
-    case 1:
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_spike_reset_detect_float64, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      if ((opspec_code = OPSPEC_LAUNCH(opspec_spike_reset_reset_float64, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel))) return opspec_code;
-      return 0;
+    case 0: /* T = float32 */
+      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+        return opspec_code;
+      return opspec_launch_kernel(opspec_spike_reset_reset<float>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 1: /* T = float64 */
+      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+        return opspec_code;
+      return opspec_launch_kernel(opspec_spike_reset_reset<double>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -8,70 +8,46 @@
 #include "ops/split.h"
 
 /* split on CPU, T = float32. */
-static void opspec_split_cpu_float32(const opspec_split_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT pos OPSPEC_UNUSED = (T *)opspec_args->pos;
-  const int64_t pos_size OPSPEC_UNUSED = opspec_args->pos_size;
-  const int64_t *pos_shape OPSPEC_UNUSED = opspec_args->pos_shape;
-  T *OPSPEC_RESTRICT neg OPSPEC_UNUSED = (T *)opspec_args->neg;
-  const int64_t neg_size OPSPEC_UNUSED = opspec_args->neg_size;
-  const int64_t *neg_shape OPSPEC_UNUSED = opspec_args->neg_shape;
-  const int64_t opspec_n0 = x_size;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(pos, (size_t)pos_size * sizeof *pos);
-    opspec_cpu_zero(neg, (size_t)neg_size * sizeof *neg);
+static void opspec_split_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_split_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
+  T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (x_size <= 0) {
+    opspec_cpu_zero(opspec_args->pos.data, (size_t)opspec_args->pos.size * sizeof(T));
+    opspec_cpu_zero(opspec_args->neg.data, (size_t)opspec_args->neg.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/split.yaml"
-  const T v = x[i];
-  pos[i] = v > 0 ? v : (T)0;
-  neg[i] = v < 0 ? v : (T)0;
-#line 39 "generated/ops/split_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/split_body.inc"
   }
 }
 
 /* split on CPU, T = float64. */
-static void opspec_split_cpu_float64(const opspec_split_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT pos OPSPEC_UNUSED = (T *)opspec_args->pos;
-  const int64_t pos_size OPSPEC_UNUSED = opspec_args->pos_size;
-  const int64_t *pos_shape OPSPEC_UNUSED = opspec_args->pos_shape;
-  T *OPSPEC_RESTRICT neg OPSPEC_UNUSED = (T *)opspec_args->neg;
-  const int64_t neg_size OPSPEC_UNUSED = opspec_args->neg_size;
-  const int64_t *neg_shape OPSPEC_UNUSED = opspec_args->neg_shape;
-  const int64_t opspec_n0 = x_size;
-  /* An empty launch runs no index, yet the outputs may hold elements: they get zeros,
-   * every output including aliased ones, as on GPU, so results never depend on memory
-   * left behind by earlier calls. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(pos, (size_t)pos_size * sizeof *pos);
-    opspec_cpu_zero(neg, (size_t)neg_size * sizeof *neg);
+static void opspec_split_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_split_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
+  T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
+  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
+  if (x_size <= 0) {
+    opspec_cpu_zero(opspec_args->pos.data, (size_t)opspec_args->pos.size * sizeof(T));
+    opspec_cpu_zero(opspec_args->neg.data, (size_t)opspec_args->neg.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i)
-  {
-#line 12 "specs/split.yaml"
-  const T v = x[i];
-  pos[i] = v > 0 ? v : (T)0;
-  neg[i] = v < 0 ? v : (T)0;
-#line 71 "generated/ops/split_cpu.c"
+#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
+  for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/split_body.inc"
   }
 }
 
-opspec_split_cpu_fn *const opspec_split_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_split_cpu_variants[2] = {
     opspec_split_cpu_float32,
     opspec_split_cpu_float64,
 };

@@ -3,31 +3,22 @@
 #ifndef OPSPEC_OP_SUM_H
 #define OPSPEC_OP_SUM_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "opspec/ffi.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Everything a kernel of sum sees. The handler fills it from the call frame
- * after checking it; kernels read it through typed locals. */
+/* Everything a kernel of sum sees, filled by opspec_decode after its checks. */
 typedef struct opspec_sum_args {
-  const void *x; /* input T[...] */
-  int64_t x_size;
-  int64_t x_shape[OPSPEC_MAX_RANK];
-  void *out; /* output T[1] */
-  int64_t out_size;
-  int64_t out_shape[OPSPEC_MAX_RANK];
+  opspec_array x;   /* input T[...] */
+  opspec_array out; /* output T[1] */
 } opspec_sum_args;
 
-/* One CPU kernel per type specialization, indexed by opspec_bound.variant. */
-typedef void opspec_sum_cpu_fn(const opspec_sum_args *args);
-extern opspec_sum_cpu_fn *const opspec_sum_cpu_variants[2];
+/* The CPU kernel of each type variant, in opspec_bound.variant order. */
+extern opspec_cpu_kernel *const opspec_sum_cpu_variants[2];
 
-/* The XLA FFI handlers registered for target "opspec_sum". */
+/* The XLA FFI handlers of target "opspec_sum". */
 XLA_FFI_Error *opspec_sum_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

@@ -8,44 +8,26 @@
 #include "ops/sum.h"
 
 /* sum on CPU, T = float32. */
-static void opspec_sum_cpu_float32(const opspec_sum_args *opspec_args) {
-  typedef float T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 10 "specs/sum.yaml"
-  double total = 0;
-  #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < x_size; ++i) total += x[i];
-  out[0] = (T)total;
-#line 26 "generated/ops/sum_cpu.c"
-  }
+static void opspec_sum_cpu_float32(const void *opspec_argp) {
+  typedef float T;
+  const opspec_sum_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+#include "ops/sum_body.inc"
 }
 
 /* sum on CPU, T = float64. */
-static void opspec_sum_cpu_float64(const opspec_sum_args *opspec_args) {
-  typedef double T OPSPEC_UNUSED;
-  const T *OPSPEC_RESTRICT x OPSPEC_UNUSED = (const T *)opspec_args->x;
-  const int64_t x_size OPSPEC_UNUSED = opspec_args->x_size;
-  const int64_t *x_shape OPSPEC_UNUSED = opspec_args->x_shape;
-  T *OPSPEC_RESTRICT out OPSPEC_UNUSED = (T *)opspec_args->out;
-  const int64_t out_size OPSPEC_UNUSED = opspec_args->out_size;
-  const int64_t *out_shape OPSPEC_UNUSED = opspec_args->out_shape;
-  {
-#line 10 "specs/sum.yaml"
-  double total = 0;
-  #pragma omp parallel for reduction(+ : total) if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < x_size; ++i) total += x[i];
-  out[0] = (T)total;
-#line 45 "generated/ops/sum_cpu.c"
-  }
+static void opspec_sum_cpu_float64(const void *opspec_argp) {
+  typedef double T;
+  const opspec_sum_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const int64_t x_size = opspec_args->x.size;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+#include "ops/sum_body.inc"
 }
 
-opspec_sum_cpu_fn *const opspec_sum_cpu_variants[2] = {
+opspec_cpu_kernel *const opspec_sum_cpu_variants[2] = {
     opspec_sum_cpu_float32,
     opspec_sum_cpu_float64,
 };

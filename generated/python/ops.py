@@ -5,17 +5,19 @@
 Each function checks its arguments at trace time against the spec (dtypes, ranks,
 shape symbols, attributes), infers the output shapes, and calls the op's native XLA
 FFI target. Nothing here runs when the compiled computation runs.
+
+Every name this module defines besides the ops starts with '_' (op records with
+'_op_'), and op names may not, so no op can shadow them.
 """
+
+# Shape expressions call these; the ops below may be named max or min.
+from builtins import max as _max  # noqa: F401
+from builtins import min as _min  # noqa: F401
 
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
 from opspec._runtime import Op as _Op
 from opspec._runtime import call as _call
-
-# Shape expressions call these; the ops below may be named max or min. Every name
-# this module defines besides the ops starts with '_' (op records with '_op_'), and
-# op names may not, so no op can shadow them.
-from builtins import max as _max, min as _min  # noqa: E402,F401
 
 __all__ = [
     "abs_two_pass",
@@ -42,17 +44,10 @@ __all__ = [
 
 _op_abs_two_pass = _Op(
     name="abs_two_pass",
-    inputs=(
-        _Array("x", "T", ("n",)),
-    ),
-    outputs=(
-        _Array("out", "T", (lambda s: s["n"],)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", ("n",)),),
+    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
@@ -63,11 +58,7 @@ def abs_two_pass(x):
     numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
     the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
     """
-    return _call(
-        _op_abs_two_pass,
-        (x, ),
-        {},
-    )
+    return _call(_op_abs_two_pass, (x,), {})
 
 
 _op_add = _Op(
@@ -76,45 +67,32 @@ _op_add = _Op(
         _Array("x", "T", (...,)),
         _Array("y", "T", (...,)),
     ),
-    outputs=(
-        _Array("out", "T", (...,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
-def add(x, y):
+def add(
+    x,
+    y,
+):
     """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
     The portable kernel runs once per element; on CPU the loop goes parallel above the
     parallel threshold, on GPU it is one thread per element.
     """
-    return _call(
-        _op_add,
-        (x, y, ),
-        {},
-    )
+    return _call(_op_add, (x, y), {})
 
 
 _op_block_sum = _Op(
     name="block_sum",
-    inputs=(
-        _Array("x", "T", ("n",)),
-    ),
-    outputs=(
-        _Array("block_sums", "T", (lambda s: -(-(s["n"]) // (256)),)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", ("n",)),),
+    outputs=(_Array("block_sums", "T", (lambda s: -(-(s["n"]) // (256)),)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
@@ -124,11 +102,7 @@ def block_sum(x):
     """Per-block sums: block_sums[b] = sum(x[b * 256 : (b + 1) * 256]), the tutorial's
     shared-memory reduction (256 threads per block, a tree reduction in shared memory).
     """
-    return _call(
-        _op_block_sum,
-        (x, ),
-        {},
-    )
+    return _call(_op_block_sum, (x,), {})
 
 
 _op_csr_matvec = _Op(
@@ -139,28 +113,24 @@ _op_csr_matvec = _Op(
         _Array("indptr", "int32", ("rows_p1",)),
         _Array("x", "T", ("n",)),
     ),
-    outputs=(
-        _Array("y", "T", (lambda s: s["rows_p1"] - 1,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("y", "T", (lambda s: s["rows_p1"] - 1,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def csr_matvec(data, indices, indptr, x):
+def csr_matvec(
+    data,
+    indices,
+    indptr,
+    x,
+):
     """Sparse matrix times dense vector, y = A @ x, with A in CSR form (data, indices,
     indptr) of rows_p1 - 1 rows. One launch index per row.
     """
-    return _call(
-        _op_csr_matvec,
-        (data, indices, indptr, x, ),
-        {},
-    )
+    return _call(_op_csr_matvec, (data, indices, indptr, x), {})
 
 
 _op_exp_decay = _Op(
@@ -169,27 +139,20 @@ _op_exp_decay = _Op(
         _Array("x", "T", ("n",)),
         _Array("decay", "T", (1,)),
     ),
-    outputs=(
-        _Array("out", "T", (lambda s: s["n"],)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def exp_decay(x, decay):
-    """Exponential decay, out[i] = x[i] * exp(-decay[0]).
-    """
-    return _call(
-        _op_exp_decay,
-        (x, decay, ),
-        {},
-    )
+def exp_decay(
+    x,
+    decay,
+):
+    """Exponential decay, out[i] = x[i] * exp(-decay[0])."""
+    return _call(_op_exp_decay, (x, decay), {})
 
 
 _op_exp_trace = _Op(
@@ -199,28 +162,23 @@ _op_exp_trace = _Op(
         _Array("spikes", "T", ("n",)),
         _Array("tau_inv", "T", (1,)),
     ),
-    outputs=(
-        _Array("out", "T", (lambda s: s["n"],)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={0: 0},
 )
 
 
-def exp_trace(trace, spikes, tau_inv):
+def exp_trace(
+    trace,
+    spikes,
+    tau_inv,
+):
     """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
     Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
     """
-    return _call(
-        _op_exp_trace,
-        (trace, spikes, tau_inv, ),
-        {},
-    )
+    return _call(_op_exp_trace, (trace, spikes, tau_inv), {})
 
 
 _op_hadamard = _Op(
@@ -229,61 +187,47 @@ _op_hadamard = _Op(
         _Array("A", "T", ("m", "n")),
         _Array("B", "T", ("m", "n")),
     ),
-    outputs=(
-        _Array("C", "T", (lambda s: s["m"], lambda s: s["n"])),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("C", "T", (lambda s: s["m"], lambda s: s["n"])),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def hadamard(A, B):
+def hadamard(
+    A,
+    B,
+):
     """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
     i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
     read neighbouring elements).
     """
-    return _call(
-        _op_hadamard,
-        (A, B, ),
-        {},
-    )
+    return _call(_op_hadamard, (A, B), {})
 
 
 _op_leaky_relu = _Op(
     name="leaky_relu",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
-    outputs=(
-        _Array("out", "T", (...,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-        _Attr("alpha", "float64"),
-    ),
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(_Attr("alpha", "float64"),),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
-def leaky_relu(x, *, alpha=0.01):
+def leaky_relu(
+    x,
+    *,
+    alpha=0.01,
+):
     """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
 
     Attributes (static; compiled into the call):
         alpha (float64, default 0.01): slope for negative inputs
     """
-    return _call(
-        _op_leaky_relu,
-        (x, ),
-        {"alpha": alpha},
-    )
+    return _call(_op_leaky_relu, (x,), {"alpha": alpha})
 
 
 _op_lif = _Op(
@@ -300,26 +244,26 @@ _op_lif = _Op(
         _Array("V_out", "T", (lambda s: s["n"],)),
         _Array("spikes", "int32", (lambda s: s["n"],)),
     ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def lif(V, I_ext, tau_inv, V_th, V_rest, dt):
+def lif(
+    V,
+    I_ext,
+    tau_inv,
+    V_th,
+    V_rest,
+    dt,
+):
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
     (spikes = 1) and is reset to V_rest.
     """
-    return _call(
-        _op_lif,
-        (V, I_ext, tau_inv, V_th, V_rest, dt, ),
-        {},
-    )
+    return _call(_op_lif, (V, I_ext, tau_inv, V_th, V_rest, dt), {})
 
 
 _op_matvec = _Op(
@@ -328,55 +272,36 @@ _op_matvec = _Op(
         _Array("A", "T", ("rows", "cols")),
         _Array("x", "T", ("cols",)),
     ),
-    outputs=(
-        _Array("out", "T", (lambda s: s["rows"],)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (lambda s: s["rows"],)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def matvec(A, x):
-    """Dense matrix times vector, out = A @ x. One launch index per row.
-    """
-    return _call(
-        _op_matvec,
-        (A, x, ),
-        {},
-    )
+def matvec(
+    A,
+    x,
+):
+    """Dense matrix times vector, out = A @ x. One launch index per row."""
+    return _call(_op_matvec, (A, x), {})
 
 
 _op_max = _Op(
     name="max",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
-    outputs=(
-        _Array("out", "T", (1,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (1,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
 def max(x):
-    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max.
-    """
-    return _call(
-        _op_max,
-        (x, ),
-        {},
-    )
+    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
+    return _call(_op_max, (x,), {})
 
 
 _op_parallel_add = _Op(
@@ -385,73 +310,50 @@ _op_parallel_add = _Op(
         _Array("x", "T", (...,)),
         _Array("y", "T", (...,)),
     ),
-    outputs=(
-        _Array("out", "T", (...,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
-def parallel_add(x, y):
+def parallel_add(
+    x,
+    y,
+):
     """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
     function body, free to use OpenMP directly (numba's parallel=True + prange). It
     honours opspec.set_cpu_threads() through opspec_cpu_threads().
     """
-    return _call(
-        _op_parallel_add,
-        (x, y, ),
-        {},
-    )
+    return _call(_op_parallel_add, (x, y), {})
 
 
 _op_relu = _Op(
     name="relu",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
-    outputs=(
-        _Array("out", "T", (...,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
 def relu(x):
-    """Element-wise ReLU, out = max(x, 0).
-    """
-    return _call(
-        _op_relu,
-        (x, ),
-        {},
-    )
+    """Element-wise ReLU, out = max(x, 0)."""
+    return _call(_op_relu, (x,), {})
 
 
 _op_running_stats = _Op(
     name="running_stats",
-    inputs=(
-        _Array("x", "T", ("n",)),
-    ),
+    inputs=(_Array("x", "T", ("n",)),),
     outputs=(
         _Array("mean", "T", (1,)),
         _Array("std", "T", (1,)),
     ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
@@ -461,11 +363,7 @@ def running_stats(x):
     """Mean and (population) standard deviation of x in two passes, as two outputs of shape
     [1]. An empty x gives NaN for both.
     """
-    return _call(
-        _op_running_stats,
-        (x, ),
-        {},
-    )
+    return _call(_op_running_stats, (x,), {})
 
 
 _op_scale = _Op(
@@ -474,55 +372,36 @@ _op_scale = _Op(
         _Array("x", "T", ("n",)),
         _Array("s", "T", (1,)),
     ),
-    outputs=(
-        _Array("out", "T", (lambda s: s["n"],)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def scale(x, s):
-    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op).
-    """
-    return _call(
-        _op_scale,
-        (x, s, ),
-        {},
-    )
+def scale(
+    x,
+    s,
+):
+    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op)."""
+    return _call(_op_scale, (x, s), {})
 
 
 _op_sigmoid = _Op(
     name="sigmoid",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
-    outputs=(
-        _Array("out", "T", (...,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
 def sigmoid(x):
-    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x)).
-    """
-    return _call(
-        _op_sigmoid,
-        (x, ),
-        {},
-    )
+    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
+    return _call(_op_sigmoid, (x,), {})
 
 
 _op_spike_reset = _Op(
@@ -536,80 +415,55 @@ _op_spike_reset = _Op(
         _Array("spikes", "int32", (lambda s: s["n"],)),
         _Array("V_out", "T", (lambda s: s["n"],)),
     ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
-def spike_reset(V, V_th, V_rest):
+def spike_reset(
+    V,
+    V_th,
+    V_rest,
+):
     """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
     spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
     reset) on XLA's stream; on CPU as one portable loop.
     """
-    return _call(
-        _op_spike_reset,
-        (V, V_th, V_rest, ),
-        {},
-    )
+    return _call(_op_spike_reset, (V, V_th, V_rest), {})
 
 
 _op_split = _Op(
     name="split",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
+    inputs=(_Array("x", "T", (...,)),),
     outputs=(
         _Array("pos", "T", (...,)),
         _Array("neg", "T", (...,)),
     ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="broadcast_all",
     aliases={},
 )
 
 
 def split(x):
-    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0).
-    """
-    return _call(
-        _op_split,
-        (x, ),
-        {},
-    )
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
+    return _call(_op_split, (x,), {})
 
 
 _op_sum = _Op(
     name="sum",
-    inputs=(
-        _Array("x", "T", (...,)),
-    ),
-    outputs=(
-        _Array("out", "T", (1,)),
-    ),
-    types={
-        "T": ("float32", "float64", ),
-    },
-    attrs=(
-    ),
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (1,)),),
+    types={"T": ("float32", "float64")},
+    attrs=(),
     vmap_method="sequential",
     aliases={},
 )
 
 
 def sum(x):
-    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0.
-    """
-    return _call(
-        _op_sum,
-        (x, ),
-        {},
-    )
+    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0."""
+    return _call(_op_sum, (x,), {})

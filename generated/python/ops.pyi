@@ -6,6 +6,28 @@ from builtins import tuple as _tuple
 import jax as _jax
 from jax.typing import ArrayLike as _ArrayLike
 
+__all__ = [
+    "abs_two_pass",
+    "add",
+    "block_sum",
+    "csr_matvec",
+    "exp_decay",
+    "exp_trace",
+    "hadamard",
+    "leaky_relu",
+    "lif",
+    "matvec",
+    "max",
+    "parallel_add",
+    "relu",
+    "running_stats",
+    "scale",
+    "sigmoid",
+    "spike_reset",
+    "split",
+    "sum",
+]
+
 def abs_two_pass(x: _ArrayLike) -> _jax.Array:
     """|x| as sqrt(x * x) in two passes through a scratch buffer: the tutorial's
     numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
@@ -13,7 +35,10 @@ def abs_two_pass(x: _ArrayLike) -> _jax.Array:
     """
     ...
 
-def add(x: _ArrayLike, y: _ArrayLike) -> _jax.Array:
+def add(
+    x: _ArrayLike,
+    y: _ArrayLike,
+) -> _jax.Array:
     """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
     The portable kernel runs once per element; on CPU the loop goes parallel above the
@@ -27,53 +52,85 @@ def block_sum(x: _ArrayLike) -> _jax.Array:
     """
     ...
 
-def csr_matvec(data: _ArrayLike, indices: _ArrayLike, indptr: _ArrayLike, x: _ArrayLike) -> _jax.Array:
+def csr_matvec(
+    data: _ArrayLike,
+    indices: _ArrayLike,
+    indptr: _ArrayLike,
+    x: _ArrayLike,
+) -> _jax.Array:
     """Sparse matrix times dense vector, y = A @ x, with A in CSR form (data, indices,
     indptr) of rows_p1 - 1 rows. One launch index per row.
     """
     ...
 
-def exp_decay(x: _ArrayLike, decay: _ArrayLike) -> _jax.Array:
-    """Exponential decay, out[i] = x[i] * exp(-decay[0]).
-    """
+def exp_decay(
+    x: _ArrayLike,
+    decay: _ArrayLike,
+) -> _jax.Array:
+    """Exponential decay, out[i] = x[i] * exp(-decay[0])."""
     ...
 
-def exp_trace(trace: _ArrayLike, spikes: _ArrayLike, tau_inv: _ArrayLike) -> _jax.Array:
+def exp_trace(
+    trace: _ArrayLike,
+    spikes: _ArrayLike,
+    tau_inv: _ArrayLike,
+) -> _jax.Array:
     """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
     Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
     """
     ...
 
-def hadamard(A: _ArrayLike, B: _ArrayLike) -> _jax.Array:
+def hadamard(
+    A: _ArrayLike,
+    B: _ArrayLike,
+) -> _jax.Array:
     """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
     i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
     read neighbouring elements).
     """
     ...
 
-def leaky_relu(x: _ArrayLike, *, alpha: float = 0.01) -> _jax.Array:
+def leaky_relu(
+    x: _ArrayLike,
+    *,
+    alpha: float = 0.01,
+) -> _jax.Array:
     """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
+
+    Attributes (static; compiled into the call):
+        alpha (float64, default 0.01): slope for negative inputs
     """
     ...
 
-def lif(V: _ArrayLike, I_ext: _ArrayLike, tau_inv: _ArrayLike, V_th: _ArrayLike, V_rest: _ArrayLike, dt: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
+def lif(
+    V: _ArrayLike,
+    I_ext: _ArrayLike,
+    tau_inv: _ArrayLike,
+    V_th: _ArrayLike,
+    V_rest: _ArrayLike,
+    dt: _ArrayLike,
+) -> _tuple[_jax.Array, _jax.Array]:
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
     (spikes = 1) and is reset to V_rest.
     """
     ...
 
-def matvec(A: _ArrayLike, x: _ArrayLike) -> _jax.Array:
-    """Dense matrix times vector, out = A @ x. One launch index per row.
-    """
+def matvec(
+    A: _ArrayLike,
+    x: _ArrayLike,
+) -> _jax.Array:
+    """Dense matrix times vector, out = A @ x. One launch index per row."""
     ...
 
 def max(x: _ArrayLike) -> _jax.Array:
-    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max.
-    """
+    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
     ...
 
-def parallel_add(x: _ArrayLike, y: _ArrayLike) -> _jax.Array:
+def parallel_add(
+    x: _ArrayLike,
+    y: _ArrayLike,
+) -> _jax.Array:
     """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
     function body, free to use OpenMP directly (numba's parallel=True + prange). It
     honours opspec.set_cpu_threads() through opspec_cpu_threads().
@@ -81,8 +138,7 @@ def parallel_add(x: _ArrayLike, y: _ArrayLike) -> _jax.Array:
     ...
 
 def relu(x: _ArrayLike) -> _jax.Array:
-    """Element-wise ReLU, out = max(x, 0).
-    """
+    """Element-wise ReLU, out = max(x, 0)."""
     ...
 
 def running_stats(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
@@ -91,17 +147,22 @@ def running_stats(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
     """
     ...
 
-def scale(x: _ArrayLike, s: _ArrayLike) -> _jax.Array:
-    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op).
-    """
+def scale(
+    x: _ArrayLike,
+    s: _ArrayLike,
+) -> _jax.Array:
+    """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op)."""
     ...
 
 def sigmoid(x: _ArrayLike) -> _jax.Array:
-    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x)).
-    """
+    """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
     ...
 
-def spike_reset(V: _ArrayLike, V_th: _ArrayLike, V_rest: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
+def spike_reset(
+    V: _ArrayLike,
+    V_th: _ArrayLike,
+    V_rest: _ArrayLike,
+) -> _tuple[_jax.Array, _jax.Array]:
     """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
     spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
     reset) on XLA's stream; on CPU as one portable loop.
@@ -109,11 +170,9 @@ def spike_reset(V: _ArrayLike, V_th: _ArrayLike, V_rest: _ArrayLike) -> _tuple[_
     ...
 
 def split(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
-    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0).
-    """
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
     ...
 
 def sum(x: _ArrayLike) -> _jax.Array:
-    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0.
-    """
+    """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0."""
     ...

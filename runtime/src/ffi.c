@@ -110,7 +110,7 @@ static const char *opspec_desc_label(const opspec_op_desc *op, const opspec_arra
     const char *sep = d ? ", " : "";
     const opspec_dim *dim = &a->dims[d];
     if (dim->kind == OPSPEC_DIM_SYM)
-      used += (size_t)snprintf(out + used, n - used, "%s%s", sep, op->symbols[dim->value]);
+      used += (size_t)snprintf(out + used, n - used, "%s%s", sep, op->symbols[dim->value].name);
     else if (dim->kind == OPSPEC_DIM_ELLIPSIS)
       used += (size_t)snprintf(out + used, n - used, "%s...", sep);
     else
@@ -192,7 +192,7 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
         want_extent = dim->value;
         break;
       case OPSPEC_DIM_SYM:
-        sym = op->symbols[dim->value];
+        sym = op->symbols[dim->value].name;
         if (b->symbols[dim->value] < 0) b->symbols[dim->value] = got_extent;
         want_extent = b->symbols[dim->value];
         break;
@@ -346,24 +346,6 @@ XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc 
     if (err) return err;
   }
   return NULL;
-}
-
-static void *opspec_view(const XLA_FFI_Buffer *buf, int64_t *size, int64_t *shape) {
-  int64_t n = 1;
-  for (int64_t d = 0; d < OPSPEC_MAX_RANK; ++d) {
-    shape[d] = d < buf->rank ? buf->dims[d] : 1;
-    if (d < buf->rank) n *= buf->dims[d];
-  }
-  *size = n;
-  return buf->data;
-}
-
-void *opspec_arg(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape) {
-  return opspec_view(cf->args.args[index], size, shape);
-}
-
-void *opspec_ret(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape) {
-  return opspec_view(cf->rets.rets[index], size, shape);
 }
 
 int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index) {

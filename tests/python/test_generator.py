@@ -65,7 +65,7 @@ def test_removed_spec_leaves_no_stale_files(tmp_path):
     assert gen("--out", str(tmp_path), "specs/add.yaml", "specs/relu.yaml").returncode == 0
     assert (tmp_path / "ops" / "relu_cpu.c").exists()
     r = gen("--out", str(tmp_path), "specs/add.yaml")
-    assert r.returncode == 0 and "4 stale removed" in r.stdout
+    assert r.returncode == 0 and "5 stale removed" in r.stdout
     assert not (tmp_path / "ops" / "relu_cpu.c").exists()
 
 

@@ -42,16 +42,19 @@ static inline int opspec_launch_empty(const opspec_launch *l) {
   return l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0; /* no product: it could overflow */
 }
 
-/* Launches `kernel` with configuration `cfg` unless its grid is empty, then checks the
- * launch error. Evaluates to 0 or a cudaError_t, naming the kernel on failure. */
-#define OPSPEC_LAUNCH(kernel, cfg, stream, args, failed_kernel)                                         \
-  (opspec_launch_empty(&(cfg))                                                                           \
-       ? 0                                                                                               \
-       : ((kernel)<<<dim3((unsigned)(cfg).grid[0], (unsigned)(cfg).grid[1], (unsigned)(cfg).grid[2]),   \
-                     dim3((unsigned)(cfg).block[0], (unsigned)(cfg).block[1], (unsigned)(cfg).block[2]), \
-                     (size_t)(cfg).shared_mem, (stream)>>>(args),                                        \
-          opspec_launch_check(&(cfg), (failed_kernel))))
-
+/* Checks the launch just made: 0 or a cudaError_t, naming the kernel on failure. */
 int opspec_launch_check(const opspec_launch *l, const char **failed_kernel);
+
+/* Launches `kernel` with `cfg` on `stream` (nothing for an empty launch) and checks the
+ * launch: 0 or a CUDA error code, naming the kernel in *failed_kernel. A function
+ * template rather than a macro, so a kernel's template arguments pass through whole. */
+template <typename Args>
+static inline int opspec_launch_kernel(void (*kernel)(Args), const opspec_launch &cfg, cudaStream_t stream, const Args &args,
+                                       const char **failed_kernel) {
+  if (opspec_launch_empty(&cfg)) return 0;
+  kernel<<<dim3((unsigned)cfg.grid[0], (unsigned)cfg.grid[1], (unsigned)cfg.grid[2]),
+           dim3((unsigned)cfg.block[0], (unsigned)cfg.block[1], (unsigned)cfg.block[2]), (size_t)cfg.shared_mem, stream>>>(args);
+  return opspec_launch_check(&cfg, failed_kernel);
+}
 
 #endif /* OPSPEC_CUDA_H */

@@ -146,17 +146,38 @@ typedef struct opspec_dim {
 /* dtype >= 0 is an XLA_FFI_DataType; dtype < 0 means type variable -1 - dtype. */
 #define OPSPEC_TYPEVAR(index) (-1 - (index))
 
+/* Dims, as the tables of generated handlers spell them. */
+#define OPSPEC_FIXED(extent) {OPSPEC_DIM_FIXED, (extent)}
+#define OPSPEC_SYM(symbol) {OPSPEC_DIM_SYM, (symbol)}
+#define OPSPEC_ELLIPSIS {OPSPEC_DIM_ELLIPSIS, 0}
+#define OPSPEC_EXPR(extent) {OPSPEC_DIM_EXPR, (extent)}
+
+/* One array as a kernel sees it: the data, the element count, the dims padded with 1s.
+ * Every array of an op is one of these in its args struct, filled by opspec_decode. */
+typedef struct opspec_array {
+  void *data;
+  int64_t size;
+  int64_t shape[OPSPEC_MAX_RANK];
+} opspec_array;
+
 typedef struct opspec_array_desc {
   const char *name;
-  int32_t dtype;
+  int32_t dtype; /* OPSPEC_DT_* or OPSPEC_TYPEVAR(i) */
   int32_t ndims;
-  const opspec_dim *dims;
+  const opspec_dim *dims; /* scratch buffers: none; their dims come from `shapes` */
+  size_t offset;          /* of its opspec_array in the args struct */
 } opspec_array_desc;
 
 typedef struct opspec_attr_desc {
   const char *name; /* the table is sorted by name, as XLA sorts the attributes */
   int32_t dtype;
+  size_t offset; /* of its value in the args struct */
 } opspec_attr_desc;
+
+typedef struct opspec_symbol_desc {
+  const char *name;
+  size_t offset; /* of its int64_t in the args struct */
+} opspec_symbol_desc;
 
 typedef struct opspec_typevar_desc {
   const char *name;
@@ -164,14 +185,30 @@ typedef struct opspec_typevar_desc {
   const int32_t *choices; /* XLA dtypes, in the spec's order */
 } opspec_typevar_desc;
 
+/* The generated half of a handler: the spec's expressions over this call's values.
+ *   shapes:   fills `extents` (the outputs' OPSPEC_DIM_EXPR dims, in order) and every
+ *             scratch buffer's shape, from inputs, symbols and attributes;
+ *   launch:   checks the portable launch's extents (which may read any array's size);
+ *   contents: the inputs' `check:`s (CPU only, while opspec_checks_enabled());
+ *   cuda:     checks the CUDA launch configuration.
+ * Each computes with the opspec_safe_* helpers and returns opspec_check_sizes' verdict.
+ * NULL where the spec has nothing to compute. */
+typedef XLA_FFI_Error *opspec_shapes_fn(XLA_FFI_CallFrame *cf, void *args, int64_t *extents);
+typedef XLA_FFI_Error *opspec_args_fn(XLA_FFI_CallFrame *cf, const void *args);
+
 typedef struct opspec_op_desc {
   const char *name;
-  int32_t ninputs, noutputs, nattrs, ntypes, nsymbols;
-  const opspec_array_desc *inputs, *outputs;
+  int32_t ninputs, noutputs, nscratch, nattrs, ntypes, nsymbols;
+  const opspec_array_desc *inputs, *outputs, *scratch;
   const opspec_attr_desc *attrs;
   const opspec_typevar_desc *types;
-  const char *const *symbols;
+  const opspec_symbol_desc *symbols;
+  opspec_shapes_fn *shapes;
+  opspec_args_fn *launch, *contents, *cuda;
 } opspec_op_desc;
+
+/* A table and its length, for opspec_op_desc's count-and-pointer pairs. */
+#define OPSPEC_TABLE(array) (int32_t)(sizeof(array) / sizeof((array)[0])), (array)
 
 /* What binding the inputs established. */
 typedef struct opspec_bound {
@@ -250,10 +287,18 @@ bool opspec_checks_enabled(void);
 /* The dtype (XLA code) of argument `index`. Only valid after opspec_bind_inputs. */
 int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
 
-/* The data pointer of argument / result `index`; fills its element count and shape
- * (padded with 1s to OPSPEC_MAX_RANK). Only valid after the checks above. */
-void *opspec_arg(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape);
-void *opspec_ret(XLA_FFI_CallFrame *cf, int64_t index, int64_t *size, int64_t *shape);
+/* Checks a call against `op` and fills the op's args struct at `args`: every input,
+ * output and scratch opspec_array (scratch data stays NULL: the backend allocates it),
+ * every symbol and attribute; runs op->shapes and op->launch on the way. */
+XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound);
+
+/* A CPU kernel: one per type variant, in opspec_bound.variant order. */
+typedef void opspec_cpu_kernel(const void *args);
+
+/* The whole CPU handler: the metadata query, opspec_decode, the content checks, scratch
+ * memory, then the variant's kernel. `args` is the op's args struct (uninitialised). */
+XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                              opspec_cpu_kernel *const *variants);
 
 /* An error to return from a handler: "opspec <op>: <message>". */
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...)

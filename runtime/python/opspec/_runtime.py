@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _opspec
+from opspec import _opspec, _tables
 
 Dim = Union[int, str, "ellipsis", Callable[[dict], int]]
 
@@ -43,7 +43,7 @@ class Op:
     aliases: dict  # input index -> output index
 
 
-MAX_RANK = 8  # OPSPEC_MAX_RANK in runtime/include/opspec/limits.h
+MAX_RANK = _tables.MAX_RANK
 
 
 class OpError(TypeError):
@@ -54,7 +54,7 @@ def _fail(op: Op, what: str, message: str) -> None:
     raise OpError(f"opspec.ops.{op.name}: {what}: {message}")
 
 
-def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple]:
+def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
     """Checks dtypes, ranks and symbols; returns (type bindings, symbols, ellipsis)."""
     types: dict[str, np.dtype] = {}
     bound_by: dict[str, str] = {}
@@ -109,13 +109,14 @@ def _dim_text(dim: Dim) -> str:
     return "..." if dim is Ellipsis else str(dim) if not callable(dim) else "expr"
 
 
-_ATTR_TYPES = {
-    "bool": (np.bool_, (bool, np.bool_)),
-    "int32": (np.int32, (int, np.integer)),
-    "int64": (np.int64, (int, np.integer)),
-    "float32": (np.float32, (float, int, np.floating, np.integer)),
-    "float64": (np.float64, (float, int, np.floating, np.integer)),
+# What each kind of attribute accepts from Python; the types and their kinds come from
+# the generator's one table (_tables.ATTR_TYPES).
+_ACCEPTED: dict[str, tuple[type, ...]] = {
+    "bool": (bool, np.bool_),
+    "int": (int, np.integer),
+    "float": (float, int, np.floating, np.integer),
 }
+_ATTR_TYPES = {name: (np.dtype(name).type, _ACCEPTED[kind]) for name, kind in _tables.ATTR_TYPES.items()}
 
 
 def _convert_attrs(op: Op, attrs: dict) -> dict:
@@ -159,10 +160,10 @@ def call(op: Op, args: tuple, attrs: dict) -> Any:
         scope[f"{spec.name}_size"] = int(np.prod(x.shape, dtype=np.int64))
     outs = []
     for spec in op.outputs:
-        shape = []
+        shape: list[int] = []
         for dim in spec.shape:
             if dim is Ellipsis:
-                shape.extend(ellipsis)
+                shape.extend(ellipsis or ())  # an output '...' implies an input '...' (checked by opspec-gen)
             elif callable(dim):
                 try:
                     shape.append(int(dim(scope)))

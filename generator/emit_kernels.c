@@ -1,0 +1,439 @@
+/* The kernels of an op: the body, written once into ops/<op>_body.inc; the CPU
+ * function of each type variant around it; the CUDA kernels (C++ templates over the
+ * type variables) and their launcher.
+ *
+ * Kernels declare only the names their code uses (c_idents.h), so nothing needs to be
+ * marked unused and a reader sees exactly what a body works with.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_parts.h"
+#include "escape.h"
+
+static const char *const og_index_names[] = {"i", "j", "k"};
+
+/* ---- what a piece of code uses ------------------------------------------------------ */
+
+static void og_use_expr_name(const og_expr *n, void *ud) { og_idents_add(ud, n->name); }
+
+static void og_use_expr(og_idents *used, const og_expr *e) {
+  if (e) og_expr_visit_names(e, og_use_expr_name, used);
+}
+
+static void og_use_launch(og_idents *used, const og_launch *l) {
+  for (size_t d = 0; d < l->n; ++d) og_use_expr(used, l->extents[d]);
+}
+
+/* ---- declarations --------------------------------------------------------------- */
+
+/* Declares, after `lines`' current end, every name of the op that `used` holds, read
+ * through `args` ("opspec_args->" or "opspec_args."). Adds the type variables the
+ * declarations need to `used`. Returns how many it declared. */
+static size_t og_declare(const og_op *op, og_idents *used, const char *args, og_value *lines) {
+  size_t n = 0;
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  og_buf name = {0};
+  for (size_t l = 0; l < 3; ++l)
+    for (size_t i = 0; i < counts[l]; ++i) {
+      const og_array *a = &lists[l][i];
+      const char *ctype = og_array_ctype(a), *konst = a->role == OG_INPUT ? "const " : "";
+      /* An aliased pair shares memory, so neither pointer may be restrict. */
+      bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
+      if (og_idents_has(used, a->name)) {
+        og_line(lines, "  %s%s *%s%s = (%s%s *)%s%s.data;", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ", a->name, konst,
+                ctype, args, a->name);
+        n++;
+        if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
+      }
+      og_buf_clear(&name);
+      og_buf_printf(&name, "%s_size", a->name);
+      if (og_idents_has(used, og_buf_str(&name))) {
+        og_line(lines, "  const int64_t %s_size = %s%s.size;", a->name, args, a->name);
+        n++;
+      }
+      og_buf_clear(&name);
+      og_buf_printf(&name, "%s_shape", a->name);
+      if (og_idents_has(used, og_buf_str(&name))) {
+        og_line(lines, "  const int64_t *%s_shape = %s%s.shape;", a->name, args, a->name);
+        n++;
+      }
+    }
+  og_buf_free(&name);
+  for (size_t s = 0; s < op->nsymbols; ++s)
+    if (og_idents_has(used, op->symbols[s])) {
+      og_line(lines, "  const int64_t %s = %s%s;", op->symbols[s], args, op->symbols[s]);
+      n++;
+    }
+  for (size_t t = 0; t < op->nattrs; ++t)
+    if (og_idents_has(used, op->attrs[t].name)) {
+      og_line(lines, "  const %s %s = %s%s;", og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name, args,
+              op->attrs[t].name);
+      n++;
+    }
+  return n;
+}
+
+/* ---- the body ---------------------------------------------------------------------- */
+
+/* A body as the spec holds it, after a #line that points into the spec: every line
+ * indented as the YAML block indents it, so the compiler's columns are the spec's too.
+ * With `line_back`, a marker that emit.c turns into a #line back into the output. */
+static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bool line_back) {
+  og_buf path = {0};
+  og_escape_c_string(&path, op->src->path);
+  og_line(lines, "#line %d \"%s\"", b->line, og_buf_str(&path));
+  og_buf_free(&path);
+  size_t len = strlen(b->text);
+  while (len && (b->text[len - 1] == '\n' || b->text[len - 1] == ' ')) --len;
+  for (size_t start = 0; start < len;) {
+    size_t end = start;
+    while (end < len && b->text[end] != '\n') ++end;
+    if (end == start) og_line(lines, "%s", "");
+    else og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
+    start = end + 1;
+  }
+  if (line_back) og_line(lines, "#line __OPSPEC_LINE__");
+}
+
+/* The body the CPU runs: the raw `cpu:` body, or else the portable `kernel`. */
+static const og_body *og_cpu_body(const og_op *op) { return op->cpu.present ? &op->cpu : &op->kernel; }
+
+/* ---- the CPU kernels --------------------------------------------------------------- */
+
+/* A launch extent as a loop bound: a bare name or number as is, anything else through
+ * a local opspec_n<d> (declared in `lines`). */
+static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
+  og_value *c = og_c_expr(l->extents[d]);
+  og_buf b = {0};
+  if (og_expr_is_atom(l->extents[d])) {
+    og_buf_puts(&b, og_value_as_str(c));
+  } else {
+    og_line(lines, "  const int64_t opspec_n%zu = %s;", d, og_value_as_str(c));
+    og_buf_printf(&b, "opspec_n%zu", d);
+  }
+  og_value_free(c);
+  return og_buf_take(&b);
+}
+
+/* The portable kernel's loop nest around the body, with the empty-launch contract. */
+static void og_cpu_loops(const og_op *op, og_value *lines) {
+  char *ext[3] = {NULL, NULL, NULL};
+  size_t n = op->launch.n;
+  for (size_t d = 0; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
+  og_buf cond = {0};
+  for (size_t d = 0; d < n; ++d) og_buf_printf(&cond, "%s%s <= 0", d ? " || " : "", ext[d]);
+  og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */");
+  og_line(lines, "  if (%s) {", og_buf_str(&cond));
+  for (size_t i = 0; i < op->noutputs; ++i)
+    og_line(lines, "    opspec_cpu_zero(opspec_args->%s.data, (size_t)opspec_args->%s.size * sizeof(%s));", op->outputs[i].name,
+            op->outputs[i].name, og_array_ctype(&op->outputs[i]));
+  og_line(lines, "    return;");
+  og_line(lines, "  }");
+  if (n == 1)
+    og_line(lines, "#pragma omp parallel for if (opspec_cpu_parallel(%s)) num_threads(opspec_cpu_threads())", ext[0]);
+  else
+    og_line(lines, "#pragma omp parallel for collapse(%zu) if (opspec_cpu_parallel_nest(%s, %s, %s)) num_threads(opspec_cpu_threads())",
+            n, ext[0], ext[1], n == 3 ? ext[2] : "1");
+  for (size_t d = 0; d < n; ++d)
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", (int)(2 + 2 * d), "", og_index_names[d], og_index_names[d], ext[d],
+            og_index_names[d], d + 1 == n ? " {" : "");
+  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_line(lines, "%*s}", (int)(2 * n), "");
+  og_buf_free(&cond);
+  for (size_t d = 0; d < n; ++d) free(ext[d]);
+}
+
+/* One specialisation per combination of type-variable choices, first variable slowest
+ * (the order opspec_bind_inputs computes `variant` in): fills `pick`. */
+static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
+  for (size_t t = op->ntypes; t-- > 0;) {
+    pick[t] = v % op->types[t].nchoices;
+    v /= op->types[t].nchoices;
+  }
+}
+
+static void og_emit_cpu(const og_op *op, og_value *v) {
+  og_idents used = {0};
+  const og_body *body = og_cpu_body(op);
+  og_idents_scan(&used, body->text);
+  bool portable = !op->cpu.present;
+  if (portable) {
+    og_use_launch(&used, &op->launch);
+    for (size_t i = 0; i < op->noutputs; ++i) /* the zero-fill's sizeof */
+      if (op->outputs[i].typevar >= 0) og_idents_add(&used, op->types[op->outputs[i].typevar].name);
+  }
+  og_value *lines = og_lines(), *locals = og_lines();
+  size_t declared = og_declare(op, &used, "opspec_args->", locals);
+  if (declared || portable) og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
+  else og_line(lines, "  (void)opspec_argp;");
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  if (portable) og_cpu_loops(op, lines);
+  else og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_map_set(v, "cpu_lines", lines);
+
+  og_value *variants = og_value_list(), *table = og_lines();
+  size_t nvariants = og_op_nvariants(op);
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  for (size_t k = 0; k < nvariants; ++k) {
+    og_value *var = og_value_map(), *typedefs = og_lines();
+    og_buf fn = {0}, comment = {0};
+    og_variant_picks(op, k, pick);
+    og_buf_printf(&fn, "opspec_%s_cpu", op->name);
+    og_buf_printf(&comment, "%s on CPU", op->name);
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *dtype = op->types[t].choices[pick[t]];
+      og_buf_printf(&fn, "_%s", dtype);
+      og_buf_printf(&comment, "%s %s = %s", t ? "," : ",", op->types[t].name, dtype);
+      if (og_idents_has(&used, op->types[t].name)) og_line(typedefs, "typedef %s %s;", og_dtype_ctype(dtype), op->types[t].name);
+    }
+    if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
+    og_buf_puts(&comment, ".");
+    og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
+    og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
+    og_map_set(var, "typedefs", typedefs);
+    og_list_push(variants, var);
+    og_line(table, "    %s,", og_buf_str(&fn));
+    og_buf_free(&fn);
+  }
+  og_map_set(v, "cpu_variants", variants);
+  og_map_set(v, "cpu_table", table);
+  og_map_set_int(v, "nvariants", (int64_t)nvariants);
+  og_idents_free(&used);
+}
+
+/* ---- the CUDA kernels -------------------------------------------------------------- */
+
+/* "template <typename T, typename U>" before a kernel of an op with type variables. */
+static void og_cuda_template(const og_op *op, og_value *lines) {
+  if (!op->ntypes) return;
+  og_buf b = {0};
+  og_buf_puts(&b, "template <");
+  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(&b, "%stypename %s", t ? ", " : "", op->types[t].name);
+  og_buf_putc(&b, '>');
+  og_line(lines, "%s", og_buf_str(&b));
+  og_buf_free(&b);
+}
+
+/* A __global__ kernel. With `launch` it is the portable kernel, one thread per launch
+ * index (the last launch dim along x, so neighbouring threads touch neighbouring
+ * elements of a row-major array); without, a raw `cuda:` kernel. */
+static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *body, const og_launch *launch) {
+  og_value *lines = og_lines(), *locals = og_lines();
+  og_idents used = {0};
+  og_idents_scan(&used, body->text);
+  if (launch) og_use_launch(&used, launch);
+  og_declare(op, &used, "opspec_args.", locals);
+  og_idents_free(&used);
+  og_cuda_template(op, lines);
+  og_line(lines, "static __global__ void %s(const opspec_%s_args opspec_args) {", fn, op->name);
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  if (launch) {
+    og_buf cond = {0};
+    for (size_t d = 0; d < launch->n; ++d) {
+      char axis = "xyz"[launch->n - 1 - d];
+      og_line(lines, "  const int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c;", og_index_names[d], axis, axis, axis);
+      og_value *e = og_c_expr(launch->extents[d]);
+      og_buf_printf(&cond, "%s%s >= %s", d ? " || " : "", og_index_names[d], og_value_as_str(e));
+      og_value_free(e);
+    }
+    og_line(lines, "  if (%s) return;", og_buf_str(&cond));
+    og_buf_free(&cond);
+  }
+  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
+  if (launch && !op->cpu.present) og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  else og_body_lines(op, body, lines, true);
+  og_line(lines, "}");
+  return lines;
+}
+
+/* A function's head, its parameters wrapped and aligned under the first one. */
+static void og_signature(og_value *lines, const char *head, const char *const *params, size_t n) {
+  og_buf b = {0};
+  og_buf_puts(&b, head);
+  size_t indent = strlen(head), col = indent;
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = strlen(params[i]) + (i + 1 < n ? 1 : 3); /* "," or ") {" */
+    if (i && col + 1 + len > 120) {
+      og_buf_puts(&b, ",");
+      og_line(lines, "%s", og_buf_str(&b));
+      og_buf_clear(&b);
+      og_buf_printf(&b, "%*s%s", (int)indent, "", params[i]);
+      col = indent + strlen(params[i]);
+    } else {
+      og_buf_printf(&b, "%s%s", i ? ", " : "", params[i]);
+      col += (i ? 2 : 0) + strlen(params[i]);
+    }
+  }
+  og_buf_puts(&b, ") {");
+  og_line(lines, "%s", og_buf_str(&b));
+  og_buf_free(&b);
+}
+
+/* "{a, b}" of a launch's extents in plain C. */
+static char *og_extents_init(const og_launch *l) {
+  og_buf b = {0};
+  og_buf_putc(&b, '{');
+  for (size_t d = 0; d < l->n; ++d) {
+    og_value *e = og_c_expr(l->extents[d]);
+    og_buf_printf(&b, "%s%s", d ? ", " : "", og_value_as_str(e));
+    og_value_free(e);
+  }
+  og_buf_putc(&b, '}');
+  return og_buf_take(&b);
+}
+
+/* The configuration of kernel `k` (named `name`) into opspec_config[k]. */
+static void og_cuda_config(og_value *lines, size_t k, const char *name, const og_launch *launch, const og_launch *threads,
+                           const og_launch *grid, const og_launch *block, const og_expr *shared) {
+  og_value *shm = shared ? og_c_expr(shared) : og_value_str("0");
+  if (launch->n) {
+    char *ext = og_extents_init(launch);
+    og_line(lines, "  const int64_t opspec_extents_%s[3] = %s;", name, ext);
+    free(ext);
+    if (threads->n) {
+      char *thr = og_extents_init(threads);
+      og_line(lines, "  const int64_t opspec_threads_%s[3] = %s;", name, thr);
+      free(thr);
+    }
+    og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name, launch->n, name,
+            threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
+  } else {
+    char *g = og_extents_init(grid), *b = og_extents_init(block);
+    og_line(lines, "  const int64_t opspec_grid_%s[3] = %s;", name, g);
+    og_line(lines, "  const int64_t opspec_block_%s[3] = %s;", name, b);
+    og_line(lines, "  opspec_launch_explicit(&opspec_config[%zu], \"%s\", %zu, opspec_grid_%s, opspec_block_%s, %s);", k, name,
+            grid->n, name, name, og_value_as_str(shm));
+    free(g);
+    free(b);
+  }
+  og_value_free(shm);
+}
+
+/* The launcher: every kernel's configuration, checked, then the variant's kernels in
+ * order on XLA's stream. */
+static og_value *og_cuda_launcher(const og_op *op) {
+  og_value *lines = og_lines(), *locals = og_lines();
+  og_idents used = {0};
+  og_use_launch(&used, &op->launch);
+  og_use_launch(&used, &op->threads);
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    og_use_launch(&used, &kern->launch);
+    og_use_launch(&used, &kern->threads);
+    og_use_launch(&used, &kern->grid);
+    og_use_launch(&used, &kern->block);
+    og_use_expr(&used, kern->shared_mem);
+  }
+  og_declare(op, &used, "opspec_args->", locals);
+  og_idents_free(&used);
+
+  og_buf head = {0};
+  og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
+  static const char *const params[] = {"const void *opspec_argp", "int32_t opspec_variant", "void *opspec_stream_handle",
+                                       "const size_t *opspec_output_bytes", "const char **opspec_failed_kernel"};
+  og_signature(lines, og_buf_str(&head), params, 5);
+  og_buf_free(&head);
+  og_line(lines, "  const opspec_%s_args *opspec_args = (const opspec_%s_args *)opspec_argp;", op->name, op->name);
+  og_line(lines, "  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;");
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  size_t nconfig = op->ncuda ? op->ncuda : 1;
+  og_line(lines, "  opspec_launch opspec_config[%zu];", nconfig);
+  if (op->ncuda)
+    for (size_t k = 0; k < op->ncuda; ++k) {
+      const og_cuda_kernel *kern = &op->cuda[k];
+      og_cuda_config(lines, k, kern->name, &kern->launch, &kern->threads, &kern->grid, &kern->block, kern->shared_mem);
+    }
+  else
+    og_cuda_config(lines, 0, "kernel", &op->launch, &op->threads, NULL, NULL, NULL);
+  og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
+  og_line(lines, "  if (opspec_code) return opspec_code;");
+  og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");
+  og_line(lines, "  if (opspec_launch_any_empty(opspec_config, %zu)) {", nconfig);
+  for (size_t i = 0; i < op->noutputs; ++i)
+    og_line(lines, "    if ((opspec_code = opspec_cuda_zero(opspec_args->%s.data, opspec_output_bytes[%zu], opspec_stream))) return opspec_code;",
+            op->outputs[i].name, i);
+  og_line(lines, "  }");
+  og_line(lines, "  switch (opspec_variant) {");
+  size_t nvariants = og_op_nvariants(op);
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  for (size_t v = 0; v < nvariants; ++v) {
+    og_buf targs = {0}, label = {0};
+    og_variant_picks(op, v, pick);
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *dtype = op->types[t].choices[pick[t]];
+      og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
+      og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+    }
+    if (op->ntypes) {
+      og_buf_putc(&targs, '>');
+      og_buf_puts(&label, " */");
+    }
+    og_line(lines, "    case %zu:%s", v, og_buf_str(&label));
+    for (size_t k = 0; k < nconfig; ++k) {
+      og_buf fn = {0};
+      og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
+      const char *call = "opspec_launch_kernel";
+      if (k + 1 < nconfig)
+        og_line(lines, "      if ((opspec_code = %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel)))", call,
+                og_buf_str(&fn), k);
+      else
+        og_line(lines, "      return %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel);", call,
+                og_buf_str(&fn), k);
+      if (k + 1 < nconfig) og_line(lines, "        return opspec_code;");
+      og_buf_free(&fn);
+    }
+    og_buf_free(&targs);
+    og_buf_free(&label);
+  }
+  og_line(lines, "    default:");
+  og_line(lines, "      *opspec_failed_kernel = \"(dispatch)\";");
+  og_line(lines, "      return (int)cudaErrorInvalidValue;");
+  og_line(lines, "  }");
+  og_line(lines, "}");
+  return lines;
+}
+
+static void og_emit_cuda(const og_op *op, og_value *v) {
+  bool has = op->ncuda > 0 || op->kernel.present;
+  og_map_set(v, "with_cuda", og_when(has));
+  og_map_set(v, "without_cuda", og_when(!has));
+  og_value *kernels = og_value_list();
+  og_buf fn = {0}, comment = {0};
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    og_buf_clear(&fn);
+    og_buf_clear(&comment);
+    og_buf_printf(&fn, "opspec_%s_%s", op->name, op->cuda[k].name);
+    og_buf_printf(&comment, "Kernel '%s' of %s.", op->cuda[k].name, op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->cuda[k].body, NULL));
+    og_list_push(kernels, kv);
+  }
+  if (!op->ncuda && op->kernel.present) {
+    og_buf_printf(&fn, "opspec_%s_kernel", op->name);
+    og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->kernel, &op->launch));
+    og_list_push(kernels, kv);
+  }
+  og_buf_free(&fn);
+  og_buf_free(&comment);
+  og_map_set(v, "cuda_kernels", kernels);
+  og_map_set(v, "cuda_launch", has ? og_cuda_launcher(op) : og_lines());
+}
+
+void og_emit_kernels(const og_op *op, og_value *v) {
+  og_value *body = og_lines();
+  og_body_lines(op, og_cpu_body(op), body, false);
+  og_map_set(v, "body_inc", body);
+  bool shared = !op->cpu.present && !op->ncuda;
+  og_map_set_str(v, "body_shared", shared ? ", and by its CUDA kernel" : "");
+  og_emit_cpu(op, v);
+  og_emit_cuda(op, v);
+}

@@ -1,0 +1,76 @@
+/* The CPU handler of every op, driven by its tables (opspec_op_desc): decode the call
+ * into the op's args struct, check contents, provide scratch memory, run the kernel of
+ * the bound type variant. Generated code describes; this file does, once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opspec/ffi.h"
+
+/* The opspec_array inside an args struct at `offset`. */
+static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
+
+static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
+  a->data = buf->data;
+  a->size = 1;
+  for (int64_t d = 0; d < OPSPEC_MAX_RANK; ++d) {
+    a->shape[d] = d < buf->rank ? buf->dims[d] : 1;
+    a->size *= a->shape[d]; /* buffers XLA allocated: the product fits */
+  }
+}
+
+XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound) {
+  XLA_FFI_Error *err = opspec_bind_inputs(cf, op, bound);
+  if (err) return err;
+  for (int32_t i = 0; i < op->nsymbols; ++i) memcpy((char *)args + op->symbols[i].offset, &bound->symbols[i], sizeof(int64_t));
+  for (int32_t i = 0; i < op->nattrs; ++i)
+    memcpy((char *)args + op->attrs[i].offset, bound->attrs[i], opspec_dtype_size(op->attrs[i].dtype));
+  for (int32_t i = 0; i < op->ninputs; ++i) opspec_view(cf->args.args[i], opspec_array_at(args, op->inputs[i].offset));
+
+  int64_t extents[OPSPEC_MAX_OUTPUTS * OPSPEC_MAX_RANK];
+  for (int32_t i = 0; i < op->nscratch; ++i) {
+    opspec_array *a = opspec_array_at(args, op->scratch[i].offset);
+    a->data = NULL;
+    for (int d = 0; d < OPSPEC_MAX_RANK; ++d) a->shape[d] = 1;
+  }
+  if (op->shapes && (err = op->shapes(cf, args, extents))) return err;
+  if ((err = opspec_check_outputs(cf, op, bound, extents))) return err;
+  for (int32_t i = 0; i < op->noutputs; ++i) opspec_view(cf->rets.rets[i], opspec_array_at(args, op->outputs[i].offset));
+  /* A scratch buffer's count may overflow even where each dim is valid: it then stays
+   * OPSPEC_SIZE_INVALID, which opspec_buffer_bytes reports by name. */
+  for (int32_t i = 0; i < op->nscratch; ++i) {
+    opspec_array *a = opspec_array_at(args, op->scratch[i].offset);
+    a->size = 1;
+    for (int d = 0; d < OPSPEC_MAX_RANK; ++d) a->size = opspec_safe_mul(a->size, a->shape[d]);
+  }
+  if (op->launch && (err = op->launch(cf, args))) return err;
+  return NULL;
+}
+
+/* The bytes of scratch buffer `i` under the bound dtypes. */
+static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
+                                           void *args, int32_t i, size_t *bytes) {
+  const opspec_array_desc *desc = &op->scratch[i];
+  int32_t dtype = desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype;
+  return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size,
+                             opspec_dtype_size(dtype), bytes);
+}
+
+XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                              opspec_cpu_kernel *const *variants) {
+  if (opspec_metadata_query(cf, 0)) return NULL;
+  opspec_bound bound;
+  XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
+  if (err) return err;
+  if (op->contents && opspec_checks_enabled() && (err = op->contents(cf, args))) return err;
+  int32_t allocated = 0;
+  for (; allocated < op->nscratch; ++allocated) {
+    size_t bytes;
+    opspec_array *a = opspec_array_at(args, op->scratch[allocated].offset);
+    if ((err = opspec_scratch_bytes(cf, op, &bound, args, allocated, &bytes)) ||
+        (err = opspec_host_alloc(cf, op->name, op->scratch[allocated].name, bytes, &a->data)))
+      break;
+  }
+  if (!err) variants[bound.variant](args);
+  for (int32_t i = 0; i < allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
+  return err;
+}
