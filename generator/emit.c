@@ -104,15 +104,6 @@ int og_write_if_changed(const char *path, const og_buf *text, og_diag *d) {
   return ok ? 1 : -1;
 }
 
-/* Every file of a run, rendered in memory before any is written: generation is
- * all-or-nothing, so a template error for the last op leaves the first op's files
- * untouched too. */
-typedef struct og_produced {
-  char **paths;
-  og_buf *texts;
-  size_t n, cap, tcap;
-} og_produced;
-
 static bool og_render_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir, const char *rel,
                            og_produced *produced, og_diag *d) {
   og_buf text = {0}, path = {0};
@@ -163,23 +154,8 @@ static bool og_make_out_dirs(const char *out_dir, og_diag *d) {
 bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
                  og_diag *d) {
   memset(stats, 0, sizeof *stats);
-  bool ok = true;
-
   og_produced produced = {0};
-  for (size_t i = 0; i < nops; ++i) {
-    og_value *ctx = og_ctx_op(ops[i]);
-    for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {
-      og_buf rel = {0};
-      og_buf_printf(&rel, og_op_files[f].path, ops[i]->name);
-      ok &= og_render_file(env, og_op_files[f].tmpl, ctx, out_dir, og_buf_str(&rel), &produced, d);
-      og_buf_free(&rel);
-    }
-    og_value_free(ctx);
-  }
-  og_value *lib = og_ctx_library(ops, nops);
-  for (size_t f = 0; f < sizeof og_library_files / sizeof *og_library_files; ++f)
-    ok &= og_render_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, &produced, d);
-  og_value_free(lib);
+  bool ok = og_emit_render(env, ops, nops, out_dir, &produced, d);
   /* Only now that everything rendered: the folders, then the files. */
   if (ok) ok = og_make_out_dirs(out_dir, d);
   for (size_t i = 0; ok && i < produced.n; ++i) {
@@ -189,9 +165,36 @@ bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *o
     stats->written += w > 0;
   }
   if (ok) og_prune(out_dir, &produced, stats);
-  for (size_t i = 0; i < produced.n; ++i) og_buf_free(&produced.texts[i]);
-  free(produced.texts);
-  for (size_t i = 0; i < produced.n; ++i) free(produced.paths[i]);
-  free(produced.paths);
+  og_produced_free(&produced);
+  return ok;
+}
+
+void og_produced_free(og_produced *produced) {
+  for (size_t i = 0; i < produced->n; ++i) {
+    og_buf_free(&produced->texts[i]);
+    free(produced->paths[i]);
+  }
+  free(produced->texts);
+  free(produced->paths);
+  memset(produced, 0, sizeof *produced);
+}
+
+bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_produced *produced,
+                    og_diag *d) {
+  bool ok = true;
+  for (size_t i = 0; i < nops; ++i) {
+    og_value *ctx = og_ctx_op(ops[i]);
+    for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {
+      og_buf rel = {0};
+      og_buf_printf(&rel, og_op_files[f].path, ops[i]->name);
+      ok &= og_render_file(env, og_op_files[f].tmpl, ctx, out_dir, og_buf_str(&rel), produced, d);
+      og_buf_free(&rel);
+    }
+    og_value_free(ctx);
+  }
+  og_value *lib = og_ctx_library(ops, nops);
+  for (size_t f = 0; f < sizeof og_library_files / sizeof *og_library_files; ++f)
+    ok &= og_render_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, produced, d);
+  og_value_free(lib);
   return ok;
 }

@@ -21,6 +21,21 @@ typedef struct og_emit_stats {
   int removed; /* stale files pruned */
 } og_emit_stats;
 
+/* Every file of a run, rendered in memory before any is written: generation is
+ * all-or-nothing, so a template error for the last op leaves the first op's files
+ * untouched too. */
+typedef struct og_produced {
+  char **paths; /* out_dir/relative path */
+  og_buf *texts;
+  size_t n, cap, tcap;
+} og_produced;
+
+/* Renders every per-op and library template for `ops` into `produced` (paths under
+ * `out_dir`); writes nothing. The fuzz target tests/fuzz/fuzz_spec.c calls this too. */
+bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_produced *produced,
+                    og_diag *d);
+void og_produced_free(og_produced *produced);
+
 /* Renders all per-op and library templates for `ops` into `out_dir`, then removes files
  * in `out_dir`/ops that no op produced (a deleted spec leaves nothing behind). */
 bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,

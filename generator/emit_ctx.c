@@ -395,9 +395,6 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_map_set(v, "guard", og_value_str_take(og_buf_take(&guard)));
   og_map_set(v, "spec_comment", og_escaped(og_escape_c_comment, op->src->path));
   og_map_set(v, "fields", og_ctx_fields(op));
-  og_buf pad = {0}; /* aligns the launcher's continuation line in the header */
-  og_buf_printf(&pad, "%*s", (int)strlen("int opspec__cuda_launch(") + (int)strlen(op->name), "");
-  og_map_set(v, "launch_pad", og_value_str_take(og_buf_take(&pad)));
   bool has_cuda = op->ncuda > 0 || op->kernel.present;
   og_buf handler = {0};
   if (has_cuda) og_buf_printf(&handler, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op->name);
@@ -431,19 +428,18 @@ og_value *og_ctx_library(og_op *const *ops, size_t nops) {
   og_value *ctx = og_value_map();
   og_map_set(ctx, "ops", list);
   og_value *limits = og_lines(), *dtypes = og_lines(), *attrs = og_lines();
-#define OG_LIMIT(name) og_line(limits, "%s = %d", #name + strlen("OPSPEC_"), name)
-  OG_LIMIT(OPSPEC_MAX_RANK);
-  OG_LIMIT(OPSPEC_MAX_TYPEVARS);
-  OG_LIMIT(OPSPEC_MAX_SYMBOLS);
-  OG_LIMIT(OPSPEC_MAX_ATTRS);
-  OG_LIMIT(OPSPEC_MAX_INPUTS);
-  OG_LIMIT(OPSPEC_MAX_OUTPUTS);
-  OG_LIMIT(OPSPEC_MAX_SCRATCH);
-  OG_LIMIT(OPSPEC_MAX_CUDA_KERNELS);
-  OG_LIMIT(OPSPEC_MAX_NAME);
-  OG_LIMIT(OPSPEC_MAX_EXPR_NODES);
-  OG_LIMIT(OPSPEC_MAX_EXPR_DEPTH);
-#undef OG_LIMIT
+  static const struct {
+    const char *name;
+    int value;
+  } og_limits[] = {
+      {"MAX_RANK", OPSPEC_MAX_RANK},       {"MAX_TYPEVARS", OPSPEC_MAX_TYPEVARS},
+      {"MAX_SYMBOLS", OPSPEC_MAX_SYMBOLS}, {"MAX_ATTRS", OPSPEC_MAX_ATTRS},
+      {"MAX_INPUTS", OPSPEC_MAX_INPUTS},   {"MAX_OUTPUTS", OPSPEC_MAX_OUTPUTS},
+      {"MAX_SCRATCH", OPSPEC_MAX_SCRATCH}, {"MAX_CUDA_KERNELS", OPSPEC_MAX_CUDA_KERNELS},
+      {"MAX_NAME", OPSPEC_MAX_NAME},       {"MAX_EXPR_NODES", OPSPEC_MAX_EXPR_NODES},
+      {"MAX_EXPR_DEPTH", OPSPEC_MAX_EXPR_DEPTH},
+  };
+  for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i) og_line(limits, "%s = %d", og_limits[i].name, og_limits[i].value);
   for (size_t i = 0; i < sizeof og_dtype_rows / sizeof *og_dtype_rows; ++i) og_line(dtypes, "%s", og_dtype_rows[i].name);
   for (int t = 0; t < OG_ATTR_NTYPES; ++t) og_line(attrs, "    \"%s\": \"%s\",", og_attr_types[t].name, og_attr_types[t].py_type);
   og_map_set(ctx, "limits", limits);

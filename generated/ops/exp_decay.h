@@ -24,9 +24,7 @@ extern opspec_cpu_kernel *const opspec_exp_decay_cpu_variants[2];
 XLA_FFI_Error *opspec_exp_decay_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_exp_decay_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
-int opspec_exp_decay_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
-                                 const char **failed_kernel);
+opspec_cuda_launch_fn opspec_exp_decay_cuda_launch; /* in exp_decay_cuda.cu */
 #endif
 
 #ifdef __cplusplus

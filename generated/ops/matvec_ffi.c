@@ -2,12 +2,7 @@
  * templates/ and rebuild. */
 #include <stddef.h>
 
-#include "opspec/dtypes.h"
-#include "opspec/ffi.h"
 #include "ops/matvec.h"
-#ifdef OPSPEC_WITH_CUDA
-#include "opspec/ffi_cuda.h"
-#endif
 
 /* Where each value lives in the args struct, for the tables below. */
 #define OPSPEC_AT(field) offsetof(opspec_matvec_args, field)

@@ -2,8 +2,6 @@
  * templates/ and rebuild. */
 #include <stddef.h>
 
-#include "opspec/dtypes.h"
-#include "opspec/ffi.h"
 #include "ops/max.h"
 
 /* Where each value lives in the args struct, for the tables below. */

@@ -24,9 +24,7 @@ extern opspec_cpu_kernel *const opspec_scale_cpu_variants[2];
 XLA_FFI_Error *opspec_scale_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_scale_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
-int opspec_scale_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
-                             const char **failed_kernel);
+opspec_cuda_launch_fn opspec_scale_cuda_launch; /* in scale_cuda.cu */
 #endif
 
 #ifdef __cplusplus

@@ -22,9 +22,7 @@ extern opspec_cpu_kernel *const opspec_sigmoid_cpu_variants[2];
 XLA_FFI_Error *opspec_sigmoid_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_sigmoid_cuda(XLA_FFI_CallFrame *cf);
-/* Enqueues the kernels of a type variant (opspec_cuda_launch_fn in opspec/ffi_cuda.h). */
-int opspec_sigmoid_cuda_launch(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
-                               const char **failed_kernel);
+opspec_cuda_launch_fn opspec_sigmoid_cuda_launch; /* in sigmoid_cuda.cu */
 #endif
 
 #ifdef __cplusplus

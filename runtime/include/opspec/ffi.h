@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opspec/dtypes.h"
 #include "opspec/limits.h"
 #include "xla/ffi/api/c_api.h"
 
@@ -291,6 +292,18 @@ int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
  * output and scratch opspec_array (scratch data stays NULL: the backend allocates it),
  * every symbol and attribute; runs op->shapes and op->launch on the way. */
 XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound);
+
+/* Enqueues an op's kernels for type variant `variant` on `stream` (generated, in
+ * <op>_cuda.cu). `output_bytes` are the outputs' sizes, for zero-filling them when a
+ * launch is empty. Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
+typedef int opspec_cuda_launch_fn(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
+                                  const char **failed_kernel);
+
+/* The whole CUDA handler (runtime/src/ffi_cuda.c, built with the CUDA part): the
+ * metadata query (command-buffer compatible: it only enqueues work on XLA's stream and
+ * allocates through XLA), opspec_decode, the launch configuration's checks, output
+ * sizes, scratch memory from XLA's allocator, then `launch`. */
+XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_cuda_launch_fn *launch);
 
 /* A CPU kernel: one per type variant, in opspec_bound.variant order. */
 typedef void opspec_cpu_kernel(const void *args);

@@ -23,17 +23,6 @@ XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const ch
 /* CUDA's text for an error code (defined in cuda.cu). */
 const char *opspec_cuda_error_string(int code);
 
-/* Enqueues an op's kernels for type variant `variant` on `stream` (generated, in
- * <op>_cuda.cu). `output_bytes` are the outputs' sizes, for zero-filling them when a
- * launch is empty. Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
-typedef int opspec_cuda_launch_fn(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
-                                  const char **failed_kernel);
-
-/* The whole CUDA handler: the metadata query (command-buffer compatible: it only
- * enqueues work on XLA's stream and allocates through XLA), opspec_decode, the launch
- * configuration's checks, output sizes, scratch memory from XLA's allocator, `launch`. */
-XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_cuda_launch_fn *launch);
-
 #ifdef __cplusplus
 }
 #endif
