@@ -23,4 +23,13 @@ void og_idents_add(og_idents *set, const char *name);
 bool og_idents_has(const og_idents *set, const char *name);
 void og_idents_free(og_idents *set);
 
+/* Calls `fn` for every identifier `code` appears to declare: one that follows a type
+ * ("T acc", "int32_t p", "const float *y") and precedes '=', ';', ',', '[' or ')'.
+ * Types are C's type words, names ending in _t, and `types` (type variables). A
+ * heuristic (C cannot be parsed without knowing its types), used to refuse bodies that
+ * would declare a local with a name the generated code declares around them. `line`
+ * counts from 0 within `code`, `col` from 1. */
+typedef void og_decl_fn(const char *name, int line, int col, void *ud);
+void og_idents_scan_decls(const char *code, const og_idents *types, og_decl_fn *fn, void *ud);
+
 #endif /* OG_C_IDENTS_H */

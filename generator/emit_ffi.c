@@ -94,8 +94,20 @@ static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_
 /* One {what, text, value, min} row of a size check. Literals were checked by the
  * generator, and a bare name cannot divide or overflow: only an attribute could be
  * negative, which matters only where a positive count is needed. */
+static void og_count_name(const og_expr *n, void *ud) {
+  (void)n;
+  ++*(size_t *)ud;
+}
+
+/* A constant expression ("256 * 8") was computed and checked by the generator. */
+static bool og_is_constant(const og_expr *e) {
+  size_t names = 0;
+  og_expr_visit_names(e, og_count_name, &names);
+  return names == 0;
+}
+
 static void og_size_row(og_value *rows, const char *what, const og_expr *e, const char *value, const char *min) {
-  if (!e || e->kind == OG_E_INT || (e->kind == OG_E_NAME && strcmp(min, "1") != 0)) return;
+  if (!e || og_is_constant(e) || (e->kind == OG_E_NAME && strcmp(min, "1") != 0)) return;
   og_value *row = og_row(), *text = og_spec_text(e);
   og_buf w = {0};
   og_escape_c_string(&w, what);
@@ -178,7 +190,11 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
     og_line(lines, "%s", "");
     og_line(lines, "/* This call's output extents and scratch shapes, from the spec's expressions. */");
     og_line(lines, "static XLA_FFI_Error *opspec_%s_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {", op->name);
-    og_line(lines, "  opspec_%s_args *args = argp;", op->name);
+    /* A shape of constants alone reads no argument. */
+    bool reads = false;
+    for (size_t i = 0; i < og_list_len(body); ++i) reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
+    if (reads || og_list_len(rows)) og_line(lines, "  opspec_%s_args *args = argp;", op->name);
+    else og_line(lines, "  (void)argp;");
     if (!nextents) og_line(lines, "  (void)extents;");
     for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
     if (og_list_len(rows)) og_size_check(lines, rows, op->name);
@@ -246,7 +262,7 @@ static bool og_emit_contents(const og_op *op, og_value *lines) {
   og_line(lines, "/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */");
   og_line(lines, "static XLA_FFI_Error *opspec_%s_contents(XLA_FFI_CallFrame *cf, const void *argp) {", op->name);
   og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
-  og_line(lines, "  XLA_FFI_Error *err = NULL;");
+  og_line(lines, "  const opspec_value_check checks[] = {");
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
     if (!a->check.present) continue;
@@ -262,14 +278,18 @@ static bool og_emit_contents(const og_op *op, og_value *lines) {
       og_value_free(text);
     }
     if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
-    og_line(lines, "  const opspec_value_check %s = {%s};", a->name, og_buf_str(&init));
+    og_line(lines, "      {%s}, /* %s */", og_buf_str(&init), a->name);
     og_buf_free(&init);
   }
+  og_line(lines, "  };");
+  og_line(lines, "  XLA_FFI_Error *err = NULL;");
+  size_t k = 0;
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
     if (!a->check.present) continue;
-    og_line(lines, "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu), args->%s.size, &%s);",
-            op->name, a->name, a->name, i, a->name, a->name);
+    og_line(lines, "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),", op->name,
+            a->name, a->name, i);
+    og_line(lines, "                                     args->%s.size, &checks[%zu]);", a->name, k++);
   }
   og_line(lines, "  return err;");
   og_line(lines, "}");

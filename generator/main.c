@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s", og_buf_str(&d.out));
       status = 1;
     } else if (!quiet) {
-      printf("opspec-gen: %zu ops, %d files (%d changed, %d stale removed) in %s\n", nops, stats.files, stats.written,
+      printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s", stats.files, stats.written,
              stats.removed, out_dir);
     }
     og_tmpl_env_free(env);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "c_idents.h"
 #include "names.h"
 
 typedef struct og_name {
@@ -197,6 +198,64 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
     og_diag_error(d, op->scratch[0].loc, "scratch buffers are only visible to raw 'cpu' and 'cuda' bodies, and this op has neither");
 }
 
+/* A body may not declare a local named like a name the generated code declares around
+ * it (an array, NAME_size, NAME_shape, a symbol, an attribute, a type variable, and in
+ * a portable kernel the launch indices): the two would collide in one scope. */
+typedef struct og_decl_ctx {
+  const og_op *op;
+  const og_body *body;
+  const char *what;
+  size_t indices; /* launch indices in scope: i, j, k of a portable kernel */
+  og_diag *d;
+} og_decl_ctx;
+
+static const char *og_generated_name(const og_op *op, const char *name, size_t indices, og_buf *why) {
+  static const char *const index_names[] = {"i", "j", "k"};
+  for (size_t i = 0; i < indices && i < 3; ++i)
+    if (!strcmp(name, index_names[i])) return "a launch index";
+  if (og_op_symbol(op, name) >= 0) return "a shape symbol";
+  if (og_op_attr(op, name)) return "an attribute";
+  for (size_t t = 0; t < op->ntypes; ++t)
+    if (!strcmp(op->types[t].name, name)) return "a type variable";
+  const og_array *a = og_op_array(op, name);
+  if (a) return "an array";
+  size_t len = strlen(name);
+  static const char *const suffixes[] = {"_size", "_shape"};
+  for (size_t s = 0; s < 2; ++s) {
+    size_t sl = strlen(suffixes[s]);
+    if (len <= sl || strcmp(name + len - sl, suffixes[s]) != 0) continue;
+    char *base = og_xstrndup(name, len - sl);
+    a = og_op_array(op, base);
+    if (a) og_buf_printf(why, "the %s of %s '%s'", s ? "shape" : "size", a->role == OG_INPUT ? "input" : a->role == OG_OUTPUT ? "output" : "scratch buffer", base);
+    free(base);
+    if (a) return og_buf_str(why);
+  }
+  return NULL;
+}
+
+static void og_check_decl(const char *name, int line, int col, void *ud) {
+  og_decl_ctx *c = ud;
+  og_buf why = {0};
+  const char *what = og_generated_name(c->op, name, c->indices, &why);
+  if (what) {
+    const og_body *b = c->body;
+    bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
+    og_loc loc = {b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1};
+    og_diag_error(c->d, loc, "%s declares '%s', which is %s of the op and already in scope: rename the local", c->what, name,
+                  what);
+  }
+  og_buf_free(&why);
+}
+
+static void og_check_body_decls(const og_op *op, const og_body *b, const char *what, size_t indices, og_diag *d) {
+  if (!b->present) return;
+  og_decl_ctx c = {op, b, what, indices, d};
+  og_idents types = {0};
+  for (size_t t = 0; t < op->ntypes; ++t) og_idents_add(&types, op->types[t].name);
+  og_idents_scan_decls(b->text, &types, og_check_decl, &c);
+  og_idents_free(&types);
+}
+
 void og_spec_check(const og_op *op, og_diag *d) {
   /* The file name is the op's name, so the build knows every generated file from the
    * list of specs alone, as Redis derives its command table from one JSON file per command. */
@@ -236,6 +295,9 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_arrays(op, op->outputs, op->noutputs, d);
   og_check_arrays(op, op->scratch, op->nscratch, d);
   og_check_bodies(op, d);
+  og_check_body_decls(op, &op->kernel, "'kernel'", op->launch.n, d);
+  og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
+  for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
 }
 
 const og_attr *og_op_attr(const og_op *op, const char *name) {

@@ -49,11 +49,15 @@ static XLA_FFI_Error *opspec_csr_matvec_launch_sizes(XLA_FFI_CallFrame *cf, cons
 /* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */
 static XLA_FFI_Error *opspec_csr_matvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_matvec_args *args = argp;
+  const opspec_value_check checks[] = {
+      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
+      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true}, /* indptr */
+  };
   XLA_FFI_Error *err = NULL;
-  const opspec_value_check indices = {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"};
-  const opspec_value_check indptr = {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true};
-  if (!err) err = opspec_check_values(cf, "csr_matvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1), args->indices.size, &indices);
-  if (!err) err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2), args->indptr.size, &indptr);
+  if (!err) err = opspec_check_values(cf, "csr_matvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
+                                     args->indices.size, &checks[0]);
+  if (!err) err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
+                                     args->indptr.size, &checks[1]);
   return err;
 }
 

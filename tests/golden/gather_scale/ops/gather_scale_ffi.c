@@ -40,9 +40,12 @@ static XLA_FFI_Error *opspec_gather_scale_shapes(XLA_FFI_CallFrame *cf, void *ar
 /* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */
 static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_gather_scale_args *args = argp;
+  const opspec_value_check checks[] = {
+      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* idx */
+  };
   XLA_FFI_Error *err = NULL;
-  const opspec_value_check idx = {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"};
-  if (!err) err = opspec_check_values(cf, "gather_scale", "idx", args->idx.data, opspec_arg_dtype(cf, 1), args->idx.size, &idx);
+  if (!err) err = opspec_check_values(cf, "gather_scale", "idx", args->idx.data, opspec_arg_dtype(cf, 1),
+                                     args->idx.size, &checks[0]);
   return err;
 }
 
