@@ -27,10 +27,8 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#define OPSPEC_UNUSED __attribute__((unused))
 #define OPSPEC_EXPORT __attribute__((visibility("default")))
 #else
-#define OPSPEC_UNUSED
 #define OPSPEC_EXPORT
 #endif
 
@@ -207,9 +205,6 @@ typedef struct opspec_op_desc {
   opspec_shapes_fn *shapes;
   opspec_args_fn *launch, *contents, *cuda;
 } opspec_op_desc;
-
-/* A table and its length, for opspec_op_desc's count-and-pointer pairs. */
-#define OPSPEC_TABLE(array) (int32_t)(sizeof(array) / sizeof((array)[0])), (array)
 
 /* What binding the inputs established. */
 typedef struct opspec_bound {
