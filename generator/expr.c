@@ -361,7 +361,8 @@ static void og_render(const og_erender *r, const og_expr *e) {
     int prec = og_expr_prec(e);
     /* Left-associative: a left operand of the same level needs no parentheses, a
      * right one does. The tree is rendered as parsed, so "a + (b + c)" keeps its
-     * parentheses too: render(parse(s)) reparses to the same tree. */
+     * parentheses too: render(parse(s)) reparses to the same tree (within the depth
+     * limit: each parenthesised negation "-(-a)" nests one level deeper than "--a"). */
     og_render_paren(r, e->a, og_expr_prec(e->a) < prec);
     if (r->py && e->op == '/') og_buf_puts(r->out, " // ");
     else og_buf_printf(r->out, " %c ", e->op);
