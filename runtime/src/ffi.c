@@ -83,8 +83,9 @@ bool opspec_metadata_query(XLA_FFI_CallFrame *cf, XLA_FFI_Handler_Traits traits)
   for (XLA_FFI_Extension_Base *ext = cf->extension_start; ext; ext = ext->next) {
     if (ext->type != XLA_FFI_Extension_Metadata) continue;
     XLA_FFI_Metadata *md = ((XLA_FFI_Metadata_Extension *)ext)->metadata;
-    md->api_version.major_version = XLA_FFI_API_MAJOR;
-    md->api_version.minor_version = XLA_FFI_API_MINOR;
+    /* The version the handlers need, not the header's: see OPSPEC_FFI_API_MINOR. */
+    md->api_version.major_version = OPSPEC_FFI_API_MAJOR;
+    md->api_version.minor_version = OPSPEC_FFI_API_MINOR;
     md->traits = traits;
     return true;
   }

@@ -1,7 +1,10 @@
-/* The opspec extension module: hands the generated handlers to Python.
+/* The extension module of an opspec package: hands the generated handlers to Python.
  *
- * It exposes capsules, not behaviour: Python registers them with JAX (opspec/__init__.py)
- * and never sits on the call path again.
+ * It exposes capsules, not behaviour: Python registers them with JAX
+ * (opspec._runtime.load_package) and never sits on the call path again. Every package
+ * built with opspec, the shipped one and users' own, compiles its own copy of this file
+ * as <package>._opspec; the table it serves and the package's name come from the
+ * generated registry.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -10,7 +13,9 @@
 #include "opspec/ffi.h"
 #include "opspec/registry.h"
 
-#define OPSPEC_TARGET_PREFIX "opspec_"
+/* In ffi_abi.c: FFI API versions as major * 1000 + minor. */
+int opspec_ffi_api_declared(void);
+int opspec_ffi_api_header(void);
 
 static PyObject *opspec_py_capsule(XLA_FFI_Handler *handler) {
   if (!handler) Py_RETURN_NONE;
@@ -46,7 +51,40 @@ static PyObject *opspec_py_target_name(PyObject *self, PyObject *arg) {
     PyErr_SetString(PyExc_TypeError, "target_name expects an op name (str)");
     return NULL;
   }
-  return PyUnicode_FromFormat(OPSPEC_TARGET_PREFIX "%U", arg);
+  /* The package's name first: two packages may both have an op "add". */
+  return PyUnicode_FromFormat("%s_%U", opspec_package_name, arg);
+}
+
+static PyObject *opspec_py_version_text(int version) {
+  return PyUnicode_FromFormat("%d.%d", version / 1000, version % 1000);
+}
+
+/* build_info() -> dict: what this extension was built from and with. */
+static PyObject *opspec_py_build_info(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+#ifdef OPSPEC_WITH_CUDA
+  PyObject *cuda = Py_True;
+#else
+  PyObject *cuda = Py_False;
+#endif
+  PyObject *declared = opspec_py_version_text(opspec_ffi_api_declared());
+  PyObject *header = opspec_py_version_text(opspec_ffi_api_header());
+  PyObject *info = declared && header
+                       ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:s}", "package", opspec_package_name, "version",
+                                       opspec_build.package_version, "opspec", opspec_build.opspec_version, "jaxlib",
+                                       opspec_build.jaxlib_version, "ffi_api", declared, "ffi_api_header", header, "cuda",
+                                       cuda, "compiler", opspec_build.c_compiler, "cuda_compiler", opspec_build.cuda_compiler)
+                       : NULL;
+  Py_XDECREF(declared);
+  Py_XDECREF(header);
+  return info;
+}
+
+static PyObject *opspec_py_package(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyUnicode_FromString(opspec_package_name);
 }
 
 static PyObject *opspec_py_has_cuda(PyObject *self, PyObject *unused) {
@@ -103,7 +141,9 @@ static PyObject *opspec_py_checks_enabled(PyObject *self, PyObject *unused) {
 
 static PyMethodDef opspec_py_methods[] = {
     {"handlers", opspec_py_handlers, METH_NOARGS, "List of (op name, cpu capsule, CUDA capsule or None)."},
-    {"target_name", opspec_py_target_name, METH_O, "The FFI target name of an op."},
+    {"target_name", opspec_py_target_name, METH_O, "The FFI target name of an op: \"<package>_<op>\"."},
+    {"package", opspec_py_package, METH_NOARGS, "The name of the Python package this extension belongs to."},
+    {"build_info", opspec_py_build_info, METH_NOARGS, "What the extension was built with (dict)."},
     {"has_cuda", opspec_py_has_cuda, METH_NOARGS, "Whether the extension was built with CUDA handlers."},
     {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap OpenMP threads (0: OpenMP's default)."},
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
@@ -115,7 +155,7 @@ static PyMethodDef opspec_py_methods[] = {
 };
 
 static struct PyModuleDef opspec_py_module = {
-    PyModuleDef_HEAD_INIT, "_opspec", "Native handlers of the opspec op library.", -1, opspec_py_methods,
+    PyModuleDef_HEAD_INIT, "_opspec", "Native handlers of an opspec package.", -1, opspec_py_methods,
     NULL, NULL, NULL, NULL,
 };
 

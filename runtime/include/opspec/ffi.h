@@ -26,6 +26,21 @@
 extern "C" {
 #endif
 
+/* The XLA FFI API version every opspec handler declares when XLA asks (the metadata
+ * query): the oldest one that has everything opspec uses, not the version of the header
+ * compiled against (XLA_FFI_API_MAJOR/MINOR). XLA accepts a handler that declares a
+ * version at most its own (jaxlib 0.5-0.7 ship FFI API 0.1, 0.8.1-0.9.0 ship 0.2, 0.9.1-0.10
+ * ship 0.3), so declaring the minimum lets one build run on every jaxlib from 0.5, while a
+ * handler declaring its header's version is refused by every older jaxlib.
+ *
+ * What opspec uses exists since FFI API 0.1: the call frame, buffers, scalar attributes,
+ * errors, the metadata extension with traits, and on GPU the stream and the device
+ * allocator. ffi_abi.c checks at compile time that each of these structs, fields and
+ * codes keeps its 0.1 layout in the header compiled against. Raise this only together
+ * with a use of a newer feature, and with the run-time range in opspec/_runtime.py. */
+#define OPSPEC_FFI_API_MAJOR 0
+#define OPSPEC_FFI_API_MINOR 1
+
 #if defined(__GNUC__) || defined(__clang__)
 #define OPSPEC_EXPORT __attribute__((visibility("default")))
 #else
@@ -217,8 +232,8 @@ typedef struct opspec_bound {
   int64_t ellipsis[OPSPEC_MAX_RANK];
 } opspec_bound;
 
-/* Answers XLA's metadata query (API version and traits) if this call frame is one.
- * Every handler calls this first and returns NULL when it returns true. */
+/* Answers XLA's metadata query (OPSPEC_FFI_API_MAJOR/MINOR and traits) if this call
+ * frame is one. Every handler calls this first and returns NULL when it returns true. */
 bool opspec_metadata_query(XLA_FFI_CallFrame *cf, XLA_FFI_Handler_Traits traits);
 
 /* Checks stage and counts, binds type variables, symbols, the '...' group and the
