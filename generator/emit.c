@@ -117,8 +117,34 @@ static bool og_render_file(og_tmpl_env *env, const char *tmpl, const og_value *c
   return ok;
 }
 
-/* Removes files under out_dir/ops that this run did not produce. */
-static void og_prune(const char *out_dir, const og_produced *produced, og_emit_stats *stats) {
+/* Verifying: every difference is an error, so a drift check lists all of them. */
+static void og_report_drift(const char *path, const char *what, og_diag *d) {
+  og_buf_printf(&d->out, "%s: error: %s\n", path, what);
+  d->errors++;
+}
+
+/* Verifying: what `path` holds against `text`; returns false (reported) unless equal. */
+static bool og_verify_file(const char *path, const og_buf *text, og_diag *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    og_report_drift(path, "is missing", d);
+    return false;
+  }
+  og_buf old = {0};
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) og_buf_append(&old, chunk, n);
+  fclose(f);
+  bool same = old.len == text->len && memcmp(og_buf_str(&old), og_buf_str(text), text->len) == 0;
+  og_buf_free(&old);
+  if (!same) og_report_drift(path, "differs from what the specs produce", d);
+  return same;
+}
+
+/* Removes files under out_dir/ops that this run did not produce (verifying: reports
+ * them). */
+static void og_prune(const char *out_dir, const og_produced *produced, bool verify, og_emit_stats *stats,
+                     og_diag *d) {
   og_buf dir = {0};
   og_buf_printf(&dir, "%s/ops", out_dir);
   DIR *dp = opendir(og_buf_str(&dir));
@@ -133,7 +159,12 @@ static void og_prune(const char *out_dir, const og_produced *produced, og_emit_s
     og_buf_printf(&path, "%s/%s", og_buf_str(&dir), e->d_name);
     bool keep = false;
     for (size_t i = 0; i < produced->n && !keep; ++i) keep = strcmp(produced->paths[i], og_buf_str(&path)) == 0;
-    if (!keep && remove(og_buf_str(&path)) == 0) stats->removed++;
+    if (!keep && verify) {
+      og_report_drift(og_buf_str(&path), "is stale: no spec produces it", d);
+      stats->removed++;
+    } else if (!keep && remove(og_buf_str(&path)) == 0) {
+      stats->removed++;
+    }
     og_buf_free(&path);
   }
   closedir(dp);
@@ -151,20 +182,34 @@ static bool og_make_out_dirs(const char *out_dir, og_diag *d) {
   return ok;
 }
 
-bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_emit_stats *stats,
-                 og_diag *d) {
+bool og_emit_all(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, const og_emit_opts *opts,
+                 og_emit_stats *stats, og_diag *d) {
   memset(stats, 0, sizeof *stats);
   og_produced produced = {0};
-  bool ok = og_emit_render(env, ops, nops, out_dir, &produced, d);
-  /* Only now that everything rendered: the folders, then the files. */
-  if (ok) ok = og_make_out_dirs(out_dir, d);
-  for (size_t i = 0; ok && i < produced.n; ++i) {
-    int w = og_write_if_changed(produced.paths[i], &produced.texts[i], d);
-    ok = w >= 0;
-    stats->files++;
-    stats->written += w > 0;
+  bool ok = og_emit_render(env, ops, nops, out_dir, opts->package, &produced, d);
+  if (ok && opts->verify) {
+    /* Compare everything, write nothing: the report lists every drifted file. */
+    bool same = true;
+    for (size_t i = 0; i < produced.n; ++i) {
+      stats->files++;
+      if (!og_verify_file(produced.paths[i], &produced.texts[i], d)) {
+        stats->written++;
+        same = false;
+      }
+    }
+    og_prune(out_dir, &produced, true, stats, d);
+    ok = same && stats->removed == 0;
+  } else {
+    /* Only now that everything rendered: the folders, then the files. */
+    if (ok) ok = og_make_out_dirs(out_dir, d);
+    for (size_t i = 0; ok && i < produced.n; ++i) {
+      int w = og_write_if_changed(produced.paths[i], &produced.texts[i], d);
+      ok = w >= 0;
+      stats->files++;
+      stats->written += w > 0;
+    }
+    if (ok) og_prune(out_dir, &produced, false, stats, d);
   }
-  if (ok) og_prune(out_dir, &produced, stats);
   og_produced_free(&produced);
   return ok;
 }
@@ -179,11 +224,12 @@ void og_produced_free(og_produced *produced) {
   memset(produced, 0, sizeof *produced);
 }
 
-bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, og_produced *produced,
-                    og_diag *d) {
+bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, const char *package,
+                    og_produced *produced, og_diag *d) {
   bool ok = true;
   for (size_t i = 0; i < nops; ++i) {
     og_value *ctx = og_ctx_op(ops[i]);
+    og_map_set_str(ctx, "package", package);
     for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {
       og_buf rel = {0};
       og_buf_printf(&rel, og_op_files[f].path, ops[i]->name);
@@ -193,6 +239,7 @@ bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char
     og_value_free(ctx);
   }
   og_value *lib = og_ctx_library(ops, nops);
+  og_map_set_str(lib, "package", package);
   for (size_t f = 0; f < sizeof og_library_files / sizeof *og_library_files; ++f)
     ok &= og_render_file(env, og_library_files[f].tmpl, lib, out_dir, og_library_files[f].path, produced, d);
   og_value_free(lib);

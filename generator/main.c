@@ -1,11 +1,14 @@
 /* opspec-gen: YAML op specs in, C/CUDA/Python bindings out.
  *
- *   opspec-gen [--check] [--out DIR] [--templates DIR] [--max-errors N] SPEC.yaml...
+ *   opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR]
+ *              [--max-errors N] SPEC.yaml...
  *
  * Every spec is loaded and validated first; if any has an error, all errors are printed
  * and nothing is written. Then every template is rendered for every op into DIR
- * (default: generated), writing only files whose text changed.
+ * (default: generated), writing only files whose text changed. The templates are built
+ * into opspec-gen unless --templates names a folder.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +17,69 @@
 #include "emit.h"
 #include "model.h"
 #include "tmpl.h"
+#include "tmpl_embedded.h"
+
+#ifndef OPSPEC_GEN_VERSION
+#define OPSPEC_GEN_VERSION "unknown"
+#endif
 
 static void og_usage(FILE *f) {
-  fputs("usage: opspec-gen [--check] [--out DIR] [--templates DIR] [--max-errors N] [--quiet] SPEC.yaml...\n"
+  fputs("usage: opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR] [--max-errors N]\n"
+        "                  [--quiet] SPEC.yaml...\n"
         "  --check          validate the specs, write nothing\n"
+        "  --verify         write nothing; fail, listing each file, unless DIR already holds exactly\n"
+        "                   what would be written (the drift check for a committed DIR)\n"
         "  --out DIR        where generated files go (default: generated)\n"
-        "  --templates DIR  where templates are read from (default: templates)\n"
+        "  --package NAME   the Python package the ops belong to; FFI targets are NAME_<op>\n"
+        "                   (default: opspec)\n"
+        "  --templates DIR  read the templates from DIR (default: the ones built into opspec-gen)\n"
         "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
-        "  --quiet          print nothing but errors\n",
+        "  --quiet          print nothing but errors\n"
+        "  --version        print opspec-gen's version\n",
         f);
 }
 
+/* A package name becomes a Python import name, a C string and the prefix of FFI target
+ * names: a Python identifier of ASCII letters, digits and '_', not starting with a
+ * digit, is all three. */
+static bool og_valid_package(const char *name) {
+  size_t len = strlen(name);
+  if (len == 0 || len > 64 || isdigit((unsigned char)name[0])) return false;
+  for (size_t i = 0; i < len; ++i)
+    if (!isalnum((unsigned char)name[i]) && name[i] != '_') return false;
+  return true;
+}
+
 int main(int argc, char **argv) {
-  const char *out_dir = "generated", *template_dir = "templates";
-  bool check_only = false, quiet = false;
+  const char *out_dir = "generated", *template_dir = NULL, *package = "opspec";
+  bool check_only = false, quiet = false, verify = false;
   int max_errors = 20;
   const char **paths = calloc((size_t)argc, sizeof *paths);
   size_t npaths = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--check") == 0) {
       check_only = true;
+    } else if (strcmp(argv[i], "--verify") == 0) {
+      verify = true;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--templates") == 0) && i + 1 < argc) {
       *(argv[i][2] == 'o' ? &out_dir : &template_dir) = argv[i + 1];
       ++i;
+    } else if (strcmp(argv[i], "--package") == 0 && i + 1 < argc) {
+      package = argv[++i];
+      if (!og_valid_package(package)) {
+        fprintf(stderr,
+                "opspec-gen: error: --package '%s' is not a Python package name (ASCII letters, digits and '_', "
+                "not starting with a digit, at most 64)\n",
+                package);
+        free(paths);
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--version") == 0) {
+      printf("opspec-gen %s\n", OPSPEC_GEN_VERSION);
+      free(paths);
+      return 0;
     } else if (strcmp(argv[i], "--max-errors") == 0 && i + 1 < argc) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -94,11 +135,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "; nothing was written\n");
     status = 1;
   } else if (!check_only) {
+    /* The built-in templates unless a folder is named: opspec-gen then works from any
+     * folder, installed or not, and generates what the runtime it ships with expects. */
     og_tmpl_env *env = og_tmpl_env_new(template_dir);
+    if (!template_dir)
+      for (const og_embedded_template *t = og_embedded_templates; t->name; ++t) og_tmpl_env_add(env, t->name, t->text);
     og_emit_stats stats;
-    if (!og_emit_all(env, ops, nops, out_dir, &stats, &d)) {
+    og_emit_opts opts = {.package = package, .verify = verify};
+    if (!og_emit_all(env, ops, nops, out_dir, &opts, &stats, &d)) {
       fprintf(stderr, "%s", og_buf_str(&d.out));
+      if (verify)
+        fprintf(stderr, "opspec-gen: %s is out of date: %d of %d files differ or are missing, %d stale; regenerate it\n",
+                out_dir, stats.written, stats.files, stats.removed);
       status = 1;
+    } else if (verify) {
+      if (!quiet) printf("opspec-gen: %s is up to date (%zu ops, %d files)\n", out_dir, nops, stats.files);
     } else if (!quiet) {
       printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s", stats.files, stats.written,
              stats.removed, out_dir);

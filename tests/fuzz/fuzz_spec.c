@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Every file opspec-gen would write, rendered into memory by the emitter itself. */
     og_produced produced = {0};
     og_diag rd = {0};
-    if (!og_emit_render(opspec_fuzz_env, &op, 1, "generated", &produced, &rd)) {
+    if (!og_emit_render(opspec_fuzz_env, &op, 1, "generated", "opspec", &produced, &rd)) {
       fprintf(stderr, "fuzz_spec: a spec the checker accepted does not render:\n%s", og_buf_str(&rd.out));
       abort();
     }
