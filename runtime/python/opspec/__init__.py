@@ -1,9 +1,11 @@
 """opspec: JAX operations generated from YAML specs.
 
-``import opspec`` loads the one native extension, registers every op's XLA FFI
-handlers with JAX (``cpu`` always, ``CUDA`` when JAX has a GPU backend and the extension
-was built with CUDA), and exposes the ops as ``opspec.ops.<name>``. Nothing is compiled
-at import: the handlers were compiled ahead of time from the generated C sources.
+``import opspec`` loads the one native extension, checks that the installed jax can run
+its handlers (an ``ImportError`` names the installed and the supported versions if not),
+registers every op's XLA FFI handlers with JAX (``cpu`` always, ``CUDA`` when JAX has a
+GPU backend and the extension was built with CUDA), and exposes the ops as
+``opspec.ops.<name>``. Nothing is compiled at import: the handlers were compiled ahead of
+time from the generated C sources.
 
 Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
 contents checks off, as ``set_checks(False)`` would.
@@ -11,12 +13,12 @@ contents checks off, as ``set_checks(False)`` would.
 
 import os as _os
 
-from opspec import _opspec
-from opspec._runtime import register_targets as _register_targets
+from opspec._runtime import load_package as _load_package
 
 __all__ = [
     "ops",
     "has_cuda",
+    "build_info",
     "set_cpu_threads",
     "set_parallel_threshold",
     "parallel_threshold",
@@ -24,14 +26,24 @@ __all__ = [
     "checks_enabled",
     "target_name",
     "registered_platforms",
+    "__version__",
 ]
 
-registered_platforms = _register_targets()
+_opspec, registered_platforms = _load_package(__name__)
 
 from opspec import ops  # noqa: E402  (ops need the targets registered first)
 
-has_cuda = _opspec.has_cuda()
+__version__: str = _opspec.build_info()["opspec"]
+has_cuda: bool = _opspec.has_cuda()
 target_name = _opspec.target_name
+
+
+def build_info() -> dict:
+    """How the extension was built: the jaxlib whose FFI header it compiled against
+    (``jaxlib``), the XLA FFI API version its handlers declare (``ffi_api``) and the
+    header's own (``ffi_api_header``), ``cuda`` (bool), the C and CUDA compilers, and the
+    package's and opspec's versions."""
+    return _opspec.build_info()
 
 
 def set_cpu_threads(n: int) -> None:

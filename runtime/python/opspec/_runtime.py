@@ -1,20 +1,30 @@
-"""Trace-time half of every generated op: argument checks, shapes, the FFI call.
+"""Trace-time half of every generated op, and the loading of an opspec package.
 
-The generated ``opspec.ops`` module describes each op with ``Op``/``Array``/``Attr``
+The generated ``<package>.ops`` module describes each op with ``Op``/``Array``/``Attr``
 records and calls ``call``. Everything here runs while JAX traces; the compiled
 computation calls the native handler directly.
+
+``load_package`` is what ``import opspec`` (and ``import <package>`` for a package built
+with ``opspec_add_extension``) runs: it refuses a JAX the handlers cannot run on, then
+registers the package's handlers with JAX.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import os
+import re
+from types import ModuleType
 from typing import Any, Callable, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _opspec, _tables
+# The limits and dtypes every package shares: the opspec runtime a package compiles
+# and the one it runs with are the same version.
+from opspec import _tables
 
 Dim = Union[int, str, "ellipsis", Callable[[dict], int]]
 
@@ -41,6 +51,7 @@ class Op:
     attrs: tuple
     vmap_method: str | None
     aliases: dict  # input index -> output index
+    package: str = "opspec"  # the Python package the op belongs to; its FFI target is <package>_<name>
 
 
 MAX_RANK = _tables.MAX_RANK
@@ -51,7 +62,7 @@ class OpError(TypeError):
 
 
 def _fail(op: Op, what: str, message: str) -> None:
-    raise OpError(f"opspec.ops.{op.name}: {what}: {message}")
+    raise OpError(f"{op.package}.ops.{op.name}: {what}: {message}")
 
 
 def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
@@ -177,7 +188,7 @@ def call(op: Op, args: tuple, attrs: dict) -> Any:
         outs.append(jax.ShapeDtypeStruct(tuple(shape), dtype))
 
     fn = jax.ffi.ffi_call(
-        target_name(op.name),
+        f"{op.package}_{op.name}",  # as <package>._opspec.target_name(name) spells it
         outs,
         vmap_method=op.vmap_method,
         input_output_aliases=op.aliases or None,
@@ -186,25 +197,125 @@ def call(op: Op, args: tuple, attrs: dict) -> Any:
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def target_name(op_name: str) -> str:
-    return _opspec.target_name(op_name)
+# ---- loading a package ----------------------------------------------------------------
+
+# The jax versions opspec runs on. The floor is where jax.ffi (ffi_call, register_ffi_target,
+# include_dir) appeared, and jaxlib 0.5 ships FFI API 0.1, the version the handlers declare.
+# Keep in sync with `dependencies` in pyproject.toml; CI runs the tests under each TESTED.
+JAX_MIN = (0, 5)
+TESTED = ("0.5.3", "0.8.3", "0.10.2")
+SUPPORTED = f"jax and jaxlib >= {JAX_MIN[0]}.{JAX_MIN[1]} (tested: {', '.join(TESTED)})"
+
+# The API of this module that generated ops.py files and package __init__.py files call;
+# a package built against another one must be rebuilt.
+RUNTIME_API = 1
+
+
+def _version_tuple(text: str) -> tuple:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+def framework_ffi_api(jaxlib_dir: str | None = None) -> tuple | None:
+    """The XLA FFI API version the installed jaxlib implements, from the header it ships
+    (xla/ffi/api/c_api.h: it was built from that header). None if the header is missing."""
+    if jaxlib_dir is None:
+        import jaxlib
+
+        jaxlib_dir = os.path.dirname(jaxlib.__file__)
+    try:
+        with open(os.path.join(jaxlib_dir, "include", "xla", "ffi", "api", "c_api.h")) as f:
+            text = f.read()
+    except OSError:
+        return None
+    major = re.search(r"^#define XLA_FFI_API_MAJOR (\d+)", text, re.M)
+    minor = re.search(r"^#define XLA_FFI_API_MINOR (\d+)", text, re.M)
+    return (int(major.group(1)), int(minor.group(1))) if major and minor else None
+
+
+def check_jax(package: str, declared_api: tuple, jax_version: str | None = None,
+              jaxlib_version: str | None = None, framework_api: tuple | None = None) -> None:
+    """Raises ImportError unless the installed jax can run handlers that declare
+    `declared_api`: a jax or jaxlib older than JAX_MIN, or a jaxlib whose FFI API is older
+    than the declared one (XLA would refuse every handler when the first computation
+    starts the backend, and fail every later call with NOT_FOUND). The installed versions
+    are read when not given."""
+    if jax_version is None:
+        jax_version = jax.__version__
+    if jaxlib_version is None:
+        import jaxlib
+
+        jaxlib_version = jaxlib.__version__
+    installed = f"jax {jax_version} and jaxlib {jaxlib_version} are installed"
+    if _version_tuple(jax_version)[:2] < JAX_MIN or _version_tuple(jaxlib_version)[:2] < JAX_MIN:
+        raise ImportError(f"{package} needs {SUPPORTED}, but {installed}. "
+                          f"Install a supported one: pip install 'jax>={JAX_MIN[0]}.{JAX_MIN[1]}'")
+    if framework_api is None:
+        framework_api = framework_ffi_api()
+    if framework_api is not None and tuple(framework_api) < tuple(declared_api):
+        have = ".".join(map(str, framework_api))
+        need = ".".join(map(str, declared_api))
+        raise ImportError(f"{package}'s handlers declare XLA FFI API {need}, but {installed}, whose FFI API is "
+                          f"{have}: XLA would refuse every handler. {package} needs a jaxlib with FFI API {need} "
+                          f"or newer; it supports {SUPPORTED}")
+
+
+def caller(package: str) -> Callable[[Op, tuple, dict], Any]:
+    """`call` for the ops.py of `package`: its ops call the FFI targets <package>_<op>
+    and name themselves <package>.ops.<op> in errors. (The op records in ops.py carry
+    no package: they are the same for every package.)"""
+    records: dict = {}
+
+    def call_in_package(op: Op, args: tuple, attrs: dict) -> Any:
+        record = records.get(op.name)
+        if record is None:
+            record = records[op.name] = dataclasses.replace(op, package=package)
+        return call(record, args, attrs)
+
+    return call_in_package
 
 
 def _has_gpu_backend() -> bool:
-    try:
-        return len(jax.devices("gpu")) > 0
-    except RuntimeError:
-        return False
+    # Not jax.devices("gpu") inside `except RuntimeError`: that also swallows a backend
+    # that failed to start (an FFI handler XLA refused, a broken plugin), which must
+    # surface here rather than as a puzzling failure on the first computation.
+    return jax.default_backend() == "gpu"
 
 
-def register_targets() -> tuple:
-    """Registers every op's handlers with JAX; returns the platforms registered."""
+# Every FFI target registered through this module in this process: name -> package.
+_REGISTERED: dict = {}
+
+
+def register_targets(native: ModuleType) -> tuple:
+    """Registers every op's handlers of one package's native module with JAX; returns
+    the platforms registered."""
+    package = native.package()
     platforms = ["cpu"]
-    register_cuda = _opspec.has_cuda() and _has_gpu_backend()
+    register_cuda = native.has_cuda() and _has_gpu_backend()
     if register_cuda:
         platforms.append("CUDA")
-    for name, cpu, cuda in _opspec.handlers():
-        jax.ffi.register_ffi_target(target_name(name), cpu, platform="cpu", api_version=1)
+    for name, cpu, cuda in native.handlers():
+        target = native.target_name(name)
+        owner = _REGISTERED.get(target)
+        if owner == package:
+            continue  # the same package loaded again (importlib.reload): same handlers
+        if owner is not None:
+            raise ImportError(f"{package}: FFI target '{target}' (op '{name}') is already registered by package "
+                              f"'{owner}'; rename the op or the package")
+        jax.ffi.register_ffi_target(target, cpu, platform="cpu", api_version=1)
         if register_cuda and cuda is not None:
-            jax.ffi.register_ffi_target(target_name(name), cuda, platform="CUDA", api_version=1)
+            jax.ffi.register_ffi_target(target, cuda, platform="CUDA", api_version=1)
+        _REGISTERED[target] = package
     return tuple(platforms)
+
+
+def load_package(package: str, api: int = RUNTIME_API) -> tuple:
+    """Loads `package`'s native module <package>._opspec, checks that the installed jax
+    can run its handlers, and registers them. Returns (native module, platforms).
+    Raises ImportError, naming the installed and the supported versions, otherwise."""
+    if api != RUNTIME_API:
+        raise ImportError(f"{package} was built for opspec runtime API {api}, but the installed opspec has "
+                          f"API {RUNTIME_API}: rebuild {package} against the installed opspec")
+    native = importlib.import_module(f"{package}._opspec")
+    info = native.build_info()
+    check_jax(package, _version_tuple(info["ffi_api"]))
+    return native, register_targets(native)
