@@ -1,0 +1,190 @@
+"""Users' own op packages, built with plain CMake against the installed opspec
+(find_package(opspec) + opspec_add_extension): two packages that each have an op `add`,
+and opspec itself, in one process; a committed GENERATED_DIR and its drift check; a spec
+edit regenerates; install rules. And add_subdirectory() of the opspec source tree.
+(examples/user_project, built by pip with scikit-build-core, is tested by CI.)"""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def cmake_dir() -> str:
+    r = subprocess.run([sys.executable, "-m", "opspec", "--cmake-dir"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("opspec is not pip-installed (no CMake package): " + r.stderr.strip()[-200:])
+    return r.stdout.strip()
+
+
+def generator() -> list:
+    return ["-G", "Ninja"] if shutil.which("ninja") else []
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{cmd}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return r
+
+
+ADD_A = """\
+op: add
+doc: Package A's add, out = x + y.
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [...]}
+  - {name: y, dtype: T, shape: [...]}
+outputs:
+  - {name: out, dtype: T, shape: [...]}
+vmap: broadcast_all
+launch: [x_size]
+kernel: |
+  out[i] = x[i] + y[i];
+"""
+
+# Same op name, other arithmetic: which handler ran shows in the result.
+ADD_B = ADD_A.replace("Package A's add, out = x + y.", "Package B's add, out = x + 2 y.").replace(
+    "out[i] = x[i] + y[i];", "out[i] = x[i] + 2 * y[i];")
+
+CLAMP_B = """\
+op: clamp
+doc: Clamp to [lo, hi].
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: out, dtype: T, shape: [n]}
+attrs:
+  - {name: lo, type: float64}
+  - {name: hi, type: float64, default: 1.0}
+vmap: sequential
+launch: [n]
+kernel: |
+  const T v = x[i];
+  out[i] = v < (T)lo ? (T)lo : v > (T)hi ? (T)hi : v;
+"""
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(two_packages VERSION 1.2.3 LANGUAGES C)
+find_package(opspec CONFIG REQUIRED)
+opspec_add_extension(pkg_a SPECS specs_a)
+opspec_add_extension(pkg_b SPECS ${CMAKE_CURRENT_SOURCE_DIR}/specs_b GENERATED_DIR generated_b CUDA OFF)
+"""
+
+CHECK = """\
+import numpy as np, jax
+jax.config.update("jax_enable_x64", True)
+import opspec, pkg_a, pkg_b
+rng = np.random.default_rng()
+for dtype in (np.float32, np.float64):
+    x, y = rng.standard_normal((2, 1000)).astype(dtype)
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(opspec.ops.add(x, y), x + y, rtol=tol)
+    np.testing.assert_allclose(pkg_a.ops.add(x, y) , x + y + OFFSET, rtol=tol)
+    np.testing.assert_allclose(jax.jit(pkg_b.ops.add)(x, y), x + 2 * y, rtol=tol)
+    out = jax.jit(lambda v: pkg_b.ops.clamp(v, lo=-0.5))(x)
+    np.testing.assert_allclose(out, np.clip(x, -0.5, 1.0), rtol=tol)
+    # All three adds in one jitted computation.
+    f = jax.jit(lambda a, b: opspec.ops.add(pkg_a.ops.add(a, b), pkg_b.ops.add(a, b)))
+    np.testing.assert_allclose(f(x, y), (x + y + OFFSET) + (x + 2 * y), rtol=tol)
+assert (opspec.target_name("add"), pkg_a.target_name("add"), pkg_b.target_name("add")) == (
+    "opspec_add", "pkg_a_add", "pkg_b_add")
+assert pkg_a.build_info()["package"] == "pkg_a" and pkg_a.__version__ == "1.2.3"
+assert pkg_a.build_info()["opspec"] == opspec.__version__ and pkg_a.build_info()["ffi_api"] == "0.1"
+assert pkg_b.registered_platforms == ("cpu",) and not pkg_b.has_cuda
+try:
+    pkg_b.ops.add(x, y.astype(np.float32) if x.dtype == np.float64 else y.astype(np.float64))
+except TypeError as e:
+    assert str(e).startswith("pkg_b.ops.add: input 'y': expected dtype"), e
+else:
+    raise AssertionError("mixed dtypes accepted")
+print("three packages ok")
+"""
+
+
+@pytest.mark.slow
+def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
+    project = tmp_path / "two"
+    (project / "specs_a").mkdir(parents=True)
+    (project / "specs_b").mkdir()
+    (project / "specs_a" / "add.yaml").write_text(ADD_A)
+    (project / "specs_b" / "add.yaml").write_text(ADD_B)
+    (project / "specs_b" / "clamp.yaml").write_text(CLAMP_B)
+    (project / "CMakeLists.txt").write_text(CMAKELISTS)
+    build = project / "build"
+    # The documented plain-CMake route: python -m opspec --cmake-dir.
+    run(["cmake", "-S", str(project), "-B", str(build), *generator(), f"-Dopspec_DIR={cmake_dir()}",
+         f"-DPython3_EXECUTABLE={sys.executable}", "-DOPSPEC_CUDA=OFF"])
+    run(["cmake", "--build", str(build), "-j", "2"])
+    env = dict(os.environ, PYTHONPATH=str(build / "python"))
+    r = run([sys.executable, "-c", CHECK.replace("OFFSET", "0")], env=env)
+    assert "three packages ok" in r.stdout
+
+    # GENERATED_DIR: the code is in the project, named as the project names it.
+    committed = project / "generated_b"
+    assert (committed / "ops" / "clamp_ffi.c").exists()
+    assert '"specs_b/clamp.yaml"' in (committed / "ops" / "clamp_cpu.c").read_text()
+    assert not (project / "generated_a").exists()
+    # The drift check passes on what the build wrote, and names what drifted.
+    run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])
+    with open(committed / "ops" / "clamp_cpu.c", "a") as f:
+        f.write("/* edited by hand */\n")
+    (committed / "ops" / "old_cpu.c").write_text("/* from a deleted spec */\n")
+    r = subprocess.run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"], capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    assert "generated_b/ops/clamp_cpu.c: error: differs from what the specs produce" in r.stdout + r.stderr
+    assert "generated_b/ops/old_cpu.c: error: is stale: no spec produces it" in r.stdout + r.stderr
+    (committed / "ops" / "old_cpu.c").unlink()
+
+    # A spec edit regenerates and rebuilds (and repairs the edited file).
+    (project / "specs_a" / "add.yaml").write_text(ADD_A.replace("x[i] + y[i];", "x[i] + y[i] + (T)1;"))
+    (project / "specs_b" / "clamp.yaml").write_text(CLAMP_B + "\n")
+    run(["cmake", "--build", str(build), "-j", "2"])
+    run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])
+    r = run([sys.executable, "-c", CHECK.replace("OFFSET", "1")], env=env)
+    assert "three packages ok" in r.stdout
+
+    # Install rules: each package under the interpreter's site-packages below the prefix.
+    prefix = tmp_path / "prefix"
+    run(["cmake", "--install", str(build), "--prefix", str(prefix)])
+    installed = {p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file()}
+    for pkg in ("pkg_a", "pkg_b"):
+        names = {p.rsplit("/", 1)[1] for p in installed if f"/{pkg}/" in p}
+        assert {"__init__.py", "ops.py", "ops.pyi", "py.typed"} <= names, installed
+        assert any(n.startswith("_opspec.") and n.endswith(".so") for n in names), installed
+
+
+@pytest.mark.slow
+def test_add_subdirectory_of_the_source_tree(tmp_path):
+    """A project that vendors opspec's source tree builds its own package with it."""
+    project = tmp_path / "vendoring"
+    (project / "specs").mkdir(parents=True)
+    (project / "specs" / "add.yaml").write_text(ADD_A)
+    (project / "CMakeLists.txt").write_text(textwrap.dedent(f"""\
+        cmake_minimum_required(VERSION 3.24)
+        project(vendoring LANGUAGES C)
+        add_subdirectory({ROOT.as_posix()} opspec)
+        opspec_add_extension(vendored SPECS specs CUDA OFF)
+        """))
+    build = project / "build"
+    run(["cmake", "-S", str(project), "-B", str(build), *generator(), f"-DPython3_EXECUTABLE={sys.executable}",
+         "-DOPSPEC_CUDA=OFF"])
+    # Only the user's package (and the generator it needs): opspec's own library would
+    # regenerate into the vendored tree.
+    run(["cmake", "--build", str(build), "-j", "2", "--target", "vendored_opspec"])
+    check = textwrap.dedent("""\
+        import numpy as np, vendored
+        x = np.arange(5, dtype=np.float32)
+        np.testing.assert_array_equal(vendored.ops.add(x, x), 2 * x)
+        print(vendored.target_name("add"))
+        """)
+    r = run([sys.executable, "-c", check], env=dict(os.environ, PYTHONPATH=str(build / "python")))
+    assert r.stdout.strip() == "vendored_add"
