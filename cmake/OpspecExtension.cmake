@@ -218,7 +218,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
     # Kernels and launchers compile as CUDA C++ into a static library; the C handlers call
     # them through extern "C". The CUDA runtime is linked statically so the extension
     # imports on machines with no GPU or driver.
-    set(cuda_warnings all-warnings -Xcompiler=-Wall,-Wextra)
+    set(cuda_warnings -Xcompiler=-Wall,-Wextra)
     if(OPSPEC_WERROR)
       set(cuda_warnings --Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror)
     endif()

@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GEN = os.path.abspath(os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen")))
+# OPSPEC_GEN (./run test: the build folder's), else the one installed next to this Python
+# (pip), else the default build folder's.
+GEN = os.path.abspath(os.environ.get("OPSPEC_GEN") or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
+                      or str(ROOT / "build" / "generator" / "opspec-gen"))
 SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.yaml"))
 
 pytestmark = pytest.mark.skipif(not os.path.exists(GEN), reason="opspec-gen not built (OPSPEC_REGENERATE=OFF)")
