@@ -62,7 +62,10 @@ OPSPEC_ABI_AT(XLA_FFI_Attrs, size, 16);
 OPSPEC_ABI_AT(XLA_FFI_Attrs, types, 24);
 OPSPEC_ABI_AT(XLA_FFI_Attrs, names, 32);
 OPSPEC_ABI_AT(XLA_FFI_Attrs, attrs, 40);
+OPSPEC_ABI_IS(XLA_FFI_AttrType_ARRAY, 1);
+OPSPEC_ABI_IS(XLA_FFI_AttrType_DICTIONARY, 2);
 OPSPEC_ABI_IS(XLA_FFI_AttrType_SCALAR, 3);
+OPSPEC_ABI_IS(XLA_FFI_AttrType_STRING, 4);
 OPSPEC_ABI_AT(XLA_FFI_Buffer, dtype, 16);
 OPSPEC_ABI_AT(XLA_FFI_Buffer, data, 24);
 OPSPEC_ABI_AT(XLA_FFI_Buffer, rank, 32);
@@ -89,15 +92,19 @@ OPSPEC_ABI_IS(XLA_FFI_DataType_F64, OPSPEC_DT_float64);
 OPSPEC_ABI_AT(XLA_FFI_Api, struct_size, 0);
 OPSPEC_ABI_AT(XLA_FFI_Api, api_version, 16);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_Create, 48);
+OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_GetMessage, 56);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_Destroy, 64);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Stream_Get, 80);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_DeviceMemory_Allocate, 120);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_DeviceMemory_Free, 128);
 
-/* Errors (opspec_error, opspec_device_free). */
+/* Errors (opspec_error, opspec_drop_error, opspec_reword_error). */
 OPSPEC_ABI_AT(XLA_FFI_Error_Create_Args, message, 16);
 OPSPEC_ABI_AT(XLA_FFI_Error_Create_Args, errc, 24);
 OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_Create_Args_STRUCT_SIZE, 28);
+OPSPEC_ABI_AT(XLA_FFI_Error_GetMessage_Args, error, 16);
+OPSPEC_ABI_AT(XLA_FFI_Error_GetMessage_Args, message, 24);
+OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, 32);
 OPSPEC_ABI_AT(XLA_FFI_Error_Destroy_Args, error, 16);
 OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, 24);
 OPSPEC_ABI_IS(XLA_FFI_Error_Code_INVALID_ARGUMENT, 3);
