@@ -191,7 +191,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
     set(OPSPEC_BI_CUDA_COMPILER "${CMAKE_CUDA_COMPILER_ID} ${CMAKE_CUDA_COMPILER_VERSION}")
   endif()
   set(build_info ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_build_info.c)
-  configure_file(${rt}/build_info.c.in ${build_info} @ONLY)
+  configure_file(${rt}/extension_info.c.in ${build_info} @ONLY)
 
   set(warnings -Wall -Wextra)
   if(OPSPEC_WERROR)

@@ -28,7 +28,7 @@ install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/runtime/include/opspec
 set(_opspec_rt ${CMAKE_CURRENT_SOURCE_DIR}/runtime/src)
 install(FILES
     ${_opspec_rt}/module.c ${_opspec_rt}/ffi.c ${_opspec_rt}/ffi_abi.c ${_opspec_rt}/handler.c ${_opspec_rt}/cpu.c
-    ${_opspec_rt}/ffi_cuda.c ${_opspec_rt}/cuda.cu ${_opspec_rt}/build_info.c.in
+    ${_opspec_rt}/ffi_cuda.c ${_opspec_rt}/cuda.cu ${_opspec_rt}/extension_info.c.in
   DESTINATION ${_opspec_kit}/src COMPONENT opspec)
 install(TARGETS opspec-gen RUNTIME DESTINATION ${_opspec_kit}/bin COMPONENT opspec)
 if(DEFINED SKBUILD_SCRIPTS_DIR)

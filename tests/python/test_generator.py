@@ -101,10 +101,7 @@ NEW_SPEC = textwrap.dedent("""\
 def test_adding_a_spec_is_all_it_takes(tmp_path):
     """Copy the project, drop in a new spec, rebuild: opspec.ops.axpy exists and works."""
     project = tmp_path / "project"
-    def ignore(folder, names):  # build folders only at the top: runtime/src/build_info.c.in is a source
-        return [n for n in names if n in (".git", ".venv", ".whl", "__pycache__")
-                or (folder == str(ROOT) and n.startswith("build"))]
-
+    ignore = shutil.ignore_patterns(".git", ".venv", "build*", "__pycache__")
     shutil.copytree(ROOT, project, ignore=ignore)
     (project / "specs" / "axpy.yaml").write_text(NEW_SPEC)
     build = project / "build"

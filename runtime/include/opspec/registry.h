@@ -29,7 +29,7 @@ extern const opspec_op_entry opspec_op_table[];
 extern const size_t opspec_op_count;
 
 /* How the extension was built, for <package>.build_info(). CMake writes it from
- * runtime/src/build_info.c.in (opspec_add_extension). */
+ * runtime/src/extension_info.c.in (opspec_add_extension). */
 typedef struct opspec_build_desc {
   const char *package_version; /* the package's own version ("" if unknown) */
   const char *opspec_version;  /* the opspec runtime and generator it was built with */
