@@ -151,6 +151,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
       list(APPEND gen_args ${p})
     endforeach()
     _opspec_gen_path(out ${gen_dir})
+    _opspec_gen_path(specs_rel ${specs_dir})
     set(stamp ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_generate.stamp)
     add_custom_command(
       OUTPUT ${stamp}
@@ -159,7 +160,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
       DEPENDS ${OPSPEC_GEN_TARGET} ${specs}
       BYPRODUCTS ${generated}
       WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-      COMMENT "opspec-gen: generating ${package} from ${specs_dir}"
+      COMMENT "opspec-gen: regenerating ${out}/ from ${specs_rel}/"
       VERBATIM)
     add_custom_target(${package}_opspec_generate DEPENDS ${stamp})
     # The drift check for a committed GENERATED_DIR: fails, listing each file, when the

@@ -149,7 +149,8 @@ int main(int argc, char **argv) {
                 out_dir, stats.written, stats.files, stats.removed);
       status = 1;
     } else if (verify) {
-      if (!quiet) printf("opspec-gen: %s is up to date (%zu ops, %d files)\n", out_dir, nops, stats.files);
+      if (!quiet)
+        printf("opspec-gen: %s is up to date (%zu op%s, %d files)\n", out_dir, nops, nops == 1 ? "" : "s", stats.files);
     } else if (!quiet) {
       printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s", stats.files, stats.written,
              stats.removed, out_dir);
