@@ -137,9 +137,14 @@ int main(int argc, char **argv) {
   } else if (!check_only) {
     /* The built-in templates unless a folder is named: opspec-gen then works from any
      * folder, installed or not, and generates what the runtime it ships with expects. */
-    og_tmpl_env *env = og_tmpl_env_new(template_dir);
+    og_tmpl_env *env = og_tmpl_env_new(template_dir ? template_dir : "templates");
     if (!template_dir)
-      for (const og_embedded_template *t = og_embedded_templates; t->name; ++t) og_tmpl_env_add(env, t->name, t->text);
+      for (const og_embedded_template *t = og_embedded_templates; t->name; ++t) {
+        og_buf path = {0};
+        og_buf_printf(&path, "templates/%s", t->name); /* where it came from, for messages */
+        og_tmpl_env_add(env, t->name, og_buf_str(&path), t->text);
+        og_buf_free(&path);
+      }
     og_emit_stats stats;
     og_emit_opts opts = {.package = package, .verify = verify};
     if (!og_emit_all(env, ops, nops, out_dir, &opts, &stats, &d)) {

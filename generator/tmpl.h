@@ -60,6 +60,10 @@ typedef struct og_tmpl_env og_tmpl_env;
 og_tmpl_env *og_tmpl_env_new(const char *dir);
 void og_tmpl_env_free(og_tmpl_env *env);
 
+/* Adds template `name` from memory (opspec-gen's built-in templates); it is found
+ * before `dir` is read, and messages name it `path`. */
+void og_tmpl_env_add(og_tmpl_env *env, const char *name, const char *path, const char *text);
+
 /* Renders template `name` with `ctx` (a map; NULL behaves as an empty one) appended to
  * `out`. Returns false and reports through `d` on error; `out` then holds partial
  * output. */

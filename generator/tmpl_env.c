@@ -37,6 +37,11 @@ void og_tmpl_env_free(og_tmpl_env *env) {
   free(env);
 }
 
+void og_tmpl_env_add(og_tmpl_env *env, const char *name, const char *path, const char *text) {
+  og_grow((void **)&env->items, &env->cap, env->len + 1, sizeof *env->items);
+  env->items[env->len++] = (og_tmpl_entry){og_xstrdup(name), og_source_from_string(path, text), NULL};
+}
+
 const og_tmpl_node *og_tmpl_env_get(og_tmpl_env *env, const char *name, og_diag *d) {
   og_tmpl_entry *e = NULL;
   for (size_t i = 0; i < env->len && !e; ++i)

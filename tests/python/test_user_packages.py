@@ -130,7 +130,7 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     # GENERATED_DIR: the code is in the project, named as the project names it.
     committed = project / "generated_b"
     assert (committed / "ops" / "clamp_ffi.c").exists()
-    assert '"specs_b/clamp.yaml"' in (committed / "ops" / "clamp_cpu.c").read_text()
+    assert '#line 14 "specs_b/clamp.yaml"' in (committed / "ops" / "clamp_body.inc").read_text()
     assert not (project / "generated_a").exists()
     # The drift check passes on what the build wrote, and names what drifted.
     run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])

@@ -5,6 +5,8 @@
 #include "opspec/registry.h"
 #include "ops/gather_scale.h"
 
+const char opspec_package_name[] = "opspec";
+
 const opspec_op_entry opspec_op_table[] = {
     {"gather_scale", opspec_gather_scale_cpu, OPSPEC_CUDA_HANDLER(opspec_gather_scale_cuda)},
 };
