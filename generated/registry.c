@@ -23,6 +23,8 @@
 #include "ops/split.h"
 #include "ops/sum.h"
 
+const char opspec_package_name[] = "opspec";
+
 const opspec_op_entry opspec_op_table[] = {
     {"abs_two_pass", opspec_abs_two_pass_cpu, OPSPEC_CUDA_HANDLER(opspec_abs_two_pass_cuda)},
     {"add", opspec_add_cpu, OPSPEC_CUDA_HANDLER(opspec_add_cuda)},

@@ -17,7 +17,11 @@ from builtins import min as _min  # noqa: F401
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
 from opspec._runtime import Op as _Op
-from opspec._runtime import call as _call
+from opspec._runtime import caller as _caller
+
+# Every op of this module calls the FFI target opspec_<op> and names itself
+# opspec.ops.<op> in errors.
+_call = _caller("opspec")
 
 __all__ = [
     "abs_two_pass",
