@@ -76,6 +76,8 @@ project(two_packages VERSION 1.2.3 LANGUAGES C)
 find_package(opspec CONFIG REQUIRED)
 opspec_add_extension(pkg_a SPECS specs_a)
 opspec_add_extension(pkg_b SPECS ${CMAKE_CURRENT_SOURCE_DIR}/specs_b GENERATED_DIR generated_b CUDA OFF)
+# Package pkg's op a_add has pkg_a's add's target name, pkg_a_add: refused at import.
+opspec_add_extension(pkg SPECS specs_clash CUDA OFF)
 """
 
 CHECK = """\
@@ -105,6 +107,13 @@ except TypeError as e:
     assert str(e).startswith("pkg_b.ops.add: input 'y': expected dtype"), e
 else:
     raise AssertionError("mixed dtypes accepted")
+try:
+    import pkg
+except ImportError as e:
+    assert str(e) == ("pkg: FFI target 'pkg_a_add' (op 'a_add') is already registered by package 'pkg_a'; "
+                      "rename the op or the package"), e
+else:
+    raise AssertionError("a clashing target name was registered")
 print("three packages ok")
 """
 
@@ -117,6 +126,8 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     (project / "specs_a" / "add.yaml").write_text(ADD_A)
     (project / "specs_b" / "add.yaml").write_text(ADD_B)
     (project / "specs_b" / "clamp.yaml").write_text(CLAMP_B)
+    (project / "specs_clash").mkdir()
+    (project / "specs_clash" / "a_add.yaml").write_text(ADD_A.replace("op: add", "op: a_add"))
     (project / "CMakeLists.txt").write_text(CMAKELISTS)
     build = project / "build"
     # The documented plain-CMake route: python -m opspec --cmake-dir.
