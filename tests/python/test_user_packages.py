@@ -199,3 +199,28 @@ def test_add_subdirectory_of_the_source_tree(tmp_path):
         """)
     r = run([sys.executable, "-c", check], env=dict(os.environ, PYTHONPATH=str(build / "python")))
     assert r.stdout.strip() == "vendored_add"
+
+
+@pytest.mark.slow
+def test_opspec_specs_dir_is_honoured(tmp_path):
+    """-DOPSPEC_SPECS_DIR builds opspec's package from another folder of specs, and its
+    code goes to the build folder, never over the committed generated/."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "add.yaml").write_text(ADD_B)  # x + 2 y, under opspec's own name
+    build = tmp_path / "build"
+    before = {p: p.read_bytes() for p in (ROOT / "generated").rglob("*") if p.is_file()}
+    run(["cmake", "-S", str(ROOT), "-B", str(build), *generator(), f"-DPython3_EXECUTABLE={sys.executable}",
+         "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", f"-DOPSPEC_SPECS_DIR={specs}"])
+    run(["cmake", "--build", str(build), "-j", "2", "--target", "opspec_opspec"])
+    assert sorted(p.name for p in (build / "generated" / "ops").iterdir()) == [
+        "add.h", "add_body.inc", "add_cpu.c", "add_cuda.cu", "add_ffi.c"]
+    assert before == {p: p.read_bytes() for p in (ROOT / "generated").rglob("*") if p.is_file()}
+    check = textwrap.dedent("""\
+        import numpy as np, opspec
+        x = np.arange(5, dtype=np.float32)
+        np.testing.assert_array_equal(opspec.ops.add(x, x), 3 * x)
+        print(opspec.ops.__all__)
+        """)
+    r = run([sys.executable, "-c", check], env=dict(os.environ, PYTHONPATH=str(build / "python")))
+    assert r.stdout.strip() == "['add']"
