@@ -104,7 +104,7 @@ macro(opspec_add_extension _opspec_package)
   endif()
   # CUDA: the keyword, else the OPSPEC_CUDA cache variable (-DOPSPEC_CUDA=OFF switches every
   # package at configure time), else AUTO.
-  if(_opspec_arg_CUDA)
+  if(DEFINED _opspec_arg_CUDA)  # not if(): "CUDA OFF" would read as false
     set(_opspec_cuda_mode ${_opspec_arg_CUDA})
   elseif(DEFINED OPSPEC_CUDA)
     set(_opspec_cuda_mode ${OPSPEC_CUDA})

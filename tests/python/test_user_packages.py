@@ -101,6 +101,7 @@ assert (opspec.target_name("add"), pkg_a.target_name("add"), pkg_b.target_name("
 assert pkg_a.build_info()["package"] == "pkg_a" and pkg_a.__version__ == "1.2.3"
 assert pkg_a.build_info()["opspec"] == opspec.__version__ and pkg_a.build_info()["ffi_api"] == "0.1"
 assert pkg_b.registered_platforms == ("cpu",) and not pkg_b.has_cuda
+assert pkg_a.has_cuda == HAS_NVCC and pkg_a.build_info()["cuda"] == HAS_NVCC
 try:
     pkg_b.ops.add(x, y.astype(np.float32) if x.dtype == np.float64 else y.astype(np.float64))
 except TypeError as e:
@@ -131,11 +132,14 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     (project / "CMakeLists.txt").write_text(CMAKELISTS)
     build = project / "build"
     # The documented plain-CMake route: python -m opspec --cmake-dir.
+    # pkg_a has no CUDA keyword: AUTO, so with nvcc here its CUDA part is built too;
+    # pkg_b's CUDA OFF wins over AUTO.
     run(["cmake", "-S", str(project), "-B", str(build), *generator(), f"-Dopspec_DIR={cmake_dir()}",
-         f"-DPython3_EXECUTABLE={sys.executable}", "-DOPSPEC_CUDA=OFF"])
+         f"-DPython3_EXECUTABLE={sys.executable}"])
     run(["cmake", "--build", str(build), "-j", "2"])
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
-    r = run([sys.executable, "-c", CHECK.replace("OFFSET", "0")], env=env)
+    CHECK_NVCC = CHECK.replace("HAS_NVCC", str(shutil.which("nvcc") is not None))
+    r = run([sys.executable, "-c", CHECK_NVCC.replace("OFFSET", "0")], env=env)
     assert "three packages ok" in r.stdout
 
     # GENERATED_DIR: the code is in the project, named as the project names it.
@@ -160,7 +164,7 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     (project / "specs_b" / "clamp.yaml").write_text(CLAMP_B + "\n")
     run(["cmake", "--build", str(build), "-j", "2"])
     run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])
-    r = run([sys.executable, "-c", CHECK.replace("OFFSET", "1")], env=env)
+    r = run([sys.executable, "-c", CHECK_NVCC.replace("OFFSET", "1")], env=env)
     assert "three packages ok" in r.stdout
 
     # Install rules: each package under the interpreter's site-packages below the prefix.
