@@ -238,9 +238,9 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
     target_sources(${target} PRIVATE ${rt}/ffi_cuda.c)
     target_compile_definitions(${target} PRIVATE OPSPEC_WITH_CUDA)
     target_link_libraries(${target} PRIVATE ${target}_cuda CUDA::cudart_static)
-    message(STATUS "opspec: ${package}: CUDA handlers for ${CMAKE_CUDA_ARCHITECTURES}")
+    message(STATUS "opspec_add_extension(${package}): CUDA handlers for ${CMAKE_CUDA_ARCHITECTURES}")
   else()
-    message(STATUS "opspec: ${package}: CPU handlers only (no CUDA)")
+    message(STATUS "opspec_add_extension(${package}): CPU handlers only (no CUDA)")
   endif()
 
   # ---- the pure-Python half, next to the extension ---------------------------------
