@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
-import opspec  # noqa: E402
 from common import median_ms  # noqa: E402
+
+import opspec  # noqa: E402
 
 # rows, cols, density: from cache-resident to well past the last-level cache.
 SIZES = [
@@ -61,7 +62,9 @@ def main():
         opspec.set_checks(initially)
 
     print("\ncsr_matvec on CPU: median ms per jitted call (lower is better)")
-    head = f"{'case':<30}{'checked elems':>15}{'checks on ms':>15}{'checks off ms':>15}{'on/off':>10}{'ns per elem':>13}"
+    head = (
+        f"{'case':<30}{'checked elems':>15}{'checks on ms':>15}{'checks off ms':>15}{'on/off':>10}{'ns per elem':>13}"
+    )
     print(head)
     print("-" * len(head))
     for case, scanned, on, off in rows_out:

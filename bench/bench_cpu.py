@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
-import opspec  # noqa: E402
 from common import median_ms, print_table, save_plot  # noqa: E402
+
+import opspec  # noqa: E402
 
 ops = opspec.ops
 
@@ -104,8 +105,15 @@ def workloads(rng):
         out.append((f"relu n={n:g}", ops.relu, lambda a: jnp.maximum(a, 0), (nb_relu, sds(((n,), jnp.float32))), (x,)))
     x = jnp.arange(10_000, dtype=jnp.float32)
     out.append(("sum n=1e4", ops.sum, lambda a: jnp.sum(a, keepdims=True), (nb_sum, sds(((1,), jnp.float32))), (x,)))
-    out.append(("running_stats n=1e4", ops.running_stats, lambda a: (jnp.mean(a, keepdims=True), jnp.std(a, keepdims=True)),
-                (nb_stats, sds(((1,), jnp.float32), ((1,), jnp.float32))), (x,)))
+    out.append(
+        (
+            "running_stats n=1e4",
+            ops.running_stats,
+            lambda a: (jnp.mean(a, keepdims=True), jnp.std(a, keepdims=True)),
+            (nb_stats, sds(((1,), jnp.float32), ((1,), jnp.float32))),
+            (x,),
+        )
+    )
     for n in (5_000, 1_000_000):
         V = jnp.asarray(rng.uniform(-75, -50, n), jnp.float32)
         I = jnp.asarray(rng.uniform(0, 5, n), jnp.float32)
@@ -117,14 +125,28 @@ def workloads(rng):
 
         out.append((f"lif n={n:g}", ops.lif, lif_ref, (nb_lif, sds(((n,), jnp.float32), ((n,), jnp.int32))), lif_args))
     tr, sp_ = f32(1000) ** 2, jnp.asarray(rng.random(1000) < 0.05, jnp.float32)
-    out.append(("exp_trace n=1e3", ops.exp_trace, lambda t, s, ti: t * jnp.exp(-ti[0]) + s,
-                (nb_trace, sds(((1000,), jnp.float32))), (tr, sp_, one(0.05))))
+    out.append(
+        (
+            "exp_trace n=1e3",
+            ops.exp_trace,
+            lambda t, s, ti: t * jnp.exp(-ti[0]) + s,
+            (nb_trace, sds(((1000,), jnp.float32))),
+            (tr, sp_, one(0.05)),
+        )
+    )
     dense = (rng.random((1000, 2000)) < 0.05) * rng.uniform(0.01, 0.5, (1000, 2000))
     m = sp.csr_matrix(dense.astype(np.float32))
     csr = (jnp.asarray(m.data), jnp.asarray(m.indices, jnp.int32), jnp.asarray(m.indptr, jnp.int32), f32(2000))
     dense_j = jnp.asarray(dense, jnp.float32)
-    out.append(("csr_matvec 1000x2000 5%", ops.csr_matvec, lambda d, i, p, v: dense_j @ v,
-                (nb_csr, sds(((1000,), jnp.float32))), csr))
+    out.append(
+        (
+            "csr_matvec 1000x2000 5%",
+            ops.csr_matvec,
+            lambda d, i, p, v: dense_j @ v,
+            (nb_csr, sds(((1000,), jnp.float32))),
+            csr,
+        )
+    )
     return out
 
 

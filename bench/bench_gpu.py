@@ -11,8 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
-import opspec  # noqa: E402
 from common import median_ms, print_table, save_plot  # noqa: E402
+
+import opspec  # noqa: E402
 
 ops = opspec.ops
 
@@ -31,14 +32,27 @@ def cases(n, rng):
         ("relu", ops.relu, lambda a: jnp.maximum(a, 0), (x,)),
         ("sigmoid", ops.sigmoid, jax.nn.sigmoid, (x,)),
         ("scale", ops.scale, lambda a, s: a * s[0], (x, one(1.5))),
-        ("lif", ops.lif, lambda V, I, ti, th, vr, dt: (
-            lambda v: (jnp.where(v >= th[0], vr[0], v), (v >= th[0]).astype(jnp.int32)))(
-            V + dt[0] * (-(V - vr[0]) * ti[0] + I)), (V, I, one(0.05), one(-55.0), one(-70.0), one(0.1))),
-        ("spike_reset (2 kernels)", ops.spike_reset, lambda V, th, vr: (
-            (V >= th[0]).astype(jnp.int32), jnp.where(V >= th[0], vr[0], V)), (V, one(-55.0), one(-70.0))),
+        (
+            "lif",
+            ops.lif,
+            lambda V, I, ti, th, vr, dt: (lambda v: (jnp.where(v >= th[0], vr[0], v), (v >= th[0]).astype(jnp.int32)))(
+                V + dt[0] * (-(V - vr[0]) * ti[0] + I)
+            ),
+            (V, I, one(0.05), one(-55.0), one(-70.0), one(0.1)),
+        ),
+        (
+            "spike_reset (2 kernels)",
+            ops.spike_reset,
+            lambda V, th, vr: ((V >= th[0]).astype(jnp.int32), jnp.where(V >= th[0], vr[0], V)),
+            (V, one(-55.0), one(-70.0)),
+        ),
         ("abs_two_pass (scratch)", ops.abs_two_pass, jnp.abs, (x,)),
-        (f"csr_matvec {rows}x10k 1%", ops.csr_matvec,
-         lambda d, i, p, v: jax.experimental.sparse.BCSR((d, i, p), shape=(rows, 10_000)) @ v, csr),
+        (
+            f"csr_matvec {rows}x10k 1%",
+            ops.csr_matvec,
+            lambda d, i, p, v: jax.experimental.sparse.BCSR((d, i, p), shape=(rows, 10_000)) @ v,
+            csr,
+        ),
     ]
 
 

@@ -23,7 +23,11 @@ def median_ms(fn, *args, batch=20, batches=7):
 def print_table(title, rows, peers):
     """rows: (case, {peer: ms}); the first peer is opspec, ratios are peer / opspec."""
     print(f"\n{title}")
-    head = f"{'case':<34}" + "".join(f"{p + ' ms':>18}" for p in peers) + "".join(f"{p + '/opspec':>22}" for p in peers[1:])
+    head = (
+        f"{'case':<34}"
+        + "".join(f"{p + ' ms':>18}" for p in peers)
+        + "".join(f"{p + '/opspec':>22}" for p in peers[1:])
+    )
     print(head)
     print("-" * len(head))
     for case, t in rows:

@@ -41,7 +41,9 @@ x = jnp.arange(10_000, dtype=jnp.float32)
 print(f"Sum: {float(ops.sum(x)[0]):.1f} | Expected: {float(jnp.sum(x)):.1f}")
 print(f"Max of [3,1,4,1,5,9,2,6]: {float(ops.max(jnp.array([3, 1, 4, 1, 5, 9, 2, 6], jnp.float32))[0]):.0f}")
 mean, std = ops.running_stats(x)
-print(f"Mean: {float(mean[0]):.2f} | Std: {float(std[0]):.2f}   (jnp: {float(jnp.mean(x)):.2f} | {float(jnp.std(x)):.2f})")
+print(
+    f"Mean: {float(mean[0]):.2f} | Std: {float(std[0]):.2f}   (jnp: {float(jnp.mean(x)):.2f} | {float(jnp.std(x)):.2f})"
+)
 
 print("\n-- 4.1 jit: an opspec op inside a jitted pipeline")
 
@@ -65,7 +67,9 @@ opspec.set_cpu_threads(1)
 serial = timed(add, a, b)
 opspec.set_cpu_threads(0)
 parallel = timed(add, a, b)
-print(f"N = {N:,}: 1 thread {serial:.3f} ms | all threads {parallel:.3f} ms | raw OpenMP body {timed(padd, a, b):.3f} ms")
+print(
+    f"N = {N:,}: 1 thread {serial:.3f} ms | all threads {parallel:.3f} ms | raw OpenMP body {timed(padd, a, b):.3f} ms"
+)
 print("parallel_add max error:", float(jnp.max(jnp.abs(padd(a, b) - (a + b)))))
 
 print("\n-- 6. LIF dynamics: two outputs (float32 V_out, int32 spikes)")
@@ -81,7 +85,9 @@ print(f"V range: [{float(V_new.min()):.2f}, {float(V_new.max()):.2f}] mV")
 V_ref = V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext)
 spk_ref = (V_ref >= V_th[0]).astype(jnp.int32)
 V_ref = jnp.where(spk_ref, V_rest[0], V_ref)
-print(f"V max error: {float(jnp.max(jnp.abs(V_new - V_ref))):.6f} mV | Spike mismatch: {int(jnp.sum(spikes != spk_ref))}")
+print(
+    f"V max error: {float(jnp.max(jnp.abs(V_new - V_ref))):.6f} mV | Spike mismatch: {int(jnp.sum(spikes != spk_ref))}"
+)
 
 print("\n-- 7. exponential trace (STDP), 100 jitted steps")
 N = 1000
@@ -91,7 +97,9 @@ for step in range(100):
     spk = jnp.array(np.random.default_rng(step).random(N) < 0.05, dtype=jnp.float32)
     trace = update(trace, spk, tau_inv)
 decay = math.exp(-1 / 20)
-print(f"Mean: {float(trace.mean()):.4f} | Max: {float(trace.max()):.4f} | Steady state (theory): {0.05 / (1 - decay):.4f}")
+print(
+    f"Mean: {float(trace.mean()):.4f} | Max: {float(trace.max()):.4f} | Steady state (theory): {0.05 / (1 - decay):.4f}"
+)
 
 print("\n-- 8. sparse CSR x vector")
 N_PRE, N_POST = 2000, 1000
@@ -99,8 +107,12 @@ rng = np.random.default_rng(42)
 dense = (rng.random((N_POST, N_PRE)) < 0.05).astype(np.float32)
 dense *= rng.uniform(0.01, 0.5, dense.shape).astype(np.float32)
 csr = sp.csr_matrix(dense)
-args = (jnp.array(csr.data), jnp.array(csr.indices, jnp.int32), jnp.array(csr.indptr, jnp.int32),
-        jnp.array(rng.random(N_PRE).astype(np.float32)))
+args = (
+    jnp.array(csr.data),
+    jnp.array(csr.indices, jnp.int32),
+    jnp.array(csr.indptr, jnp.int32),
+    jnp.array(rng.random(N_PRE).astype(np.float32)),
+)
 result = ops.csr_matvec(*args)
 print(f"Network: {N_PRE} pre -> {N_POST} post (nnz={csr.nnz})")
 print(f"Max error vs dense: {float(jnp.max(jnp.abs(result - jnp.array(dense) @ args[3]))):.6f}")

@@ -11,16 +11,15 @@
 #include <stddef.h>
 
 typedef struct og_buf {
-  char *data;  /* NUL-terminated; NULL until the first append */
-  size_t len;  /* bytes in use, not counting the NUL */
+  char *data; /* NUL-terminated; NULL until the first append */
+  size_t len; /* bytes in use, not counting the NUL */
   size_t cap;
 } og_buf;
 
 void og_buf_append(og_buf *b, const char *s, size_t n);
 void og_buf_puts(og_buf *b, const char *s);
 void og_buf_putc(og_buf *b, char c);
-void og_buf_printf(og_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void og_buf_printf(og_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void og_buf_vprintf(og_buf *b, const char *fmt, va_list ap);
 /* Returns the text ("" if empty); the buffer keeps ownership. */
 const char *og_buf_str(const og_buf *b);

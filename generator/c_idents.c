@@ -18,8 +18,10 @@ static size_t og_idents_find(const og_idents *set, const char *name, bool *found
       *found = true;
       return mid;
     }
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   *found = false;
   return lo;
@@ -84,9 +86,9 @@ void og_idents_free(og_idents *set) {
 
 /* A word that names a type, or qualifies one. */
 static bool og_is_type_word(const char *word, const og_idents *types) {
-  static const char *const words[] = {"void",     "char",   "short",  "int",      "long",   "float",   "double",
-                                      "signed",   "unsigned", "bool", "_Bool",    "auto",   "const",   "volatile",
-                                      "static",   "register", "half", "__half",   "__nv_bfloat16"};
+  static const char *const words[] = {"void",   "char",     "short", "int",    "long",         "float", "double",
+                                      "signed", "unsigned", "bool",  "_Bool",  "auto",         "const", "volatile",
+                                      "static", "register", "half",  "__half", "__nv_bfloat16"};
   for (size_t i = 0; i < sizeof words / sizeof *words; ++i)
     if (strcmp(words[i], word) == 0) return true;
   size_t len = strlen(word);
@@ -94,8 +96,8 @@ static bool og_is_type_word(const char *word, const og_idents *types) {
 }
 
 void og_idents_scan_decls(const char *code, const og_idents *types, og_decl_fn *fn, void *ud) {
-  char prev[128] = ""; /* the identifier before the current token, "" if none */
-  bool after_type = false; /* the tokens since `prev` were only '*' */
+  char prev[128] = "";            /* the identifier before the current token, "" if none */
+  bool after_type = false;        /* the tokens since `prev` were only '*' */
   int depth = 0, decl_depth = -1; /* parentheses; where the current declaration began */
   int line = 0;
   const char *line_start = code;

@@ -32,11 +32,11 @@ typedef struct og_loc {
 } og_loc;
 
 typedef struct og_diag {
-  og_buf out;     /* every message shown, in order */
-  int errors;     /* every error, shown or not */
-  int max_shown;  /* errors past this many are counted, not shown (0: show all), as
+  og_buf out;    /* every message shown, in order */
+  int errors;    /* every error, shown or not */
+  int max_shown; /* errors past this many are counted, not shown (0: show all), as
                      compilers' -fmax-errors does: 20,000 messages help nobody */
-  bool dropping;  /* the last error was not shown, so neither are its notes */
+  bool dropping; /* the last error was not shown, so neither are its notes */
 } og_diag;
 
 /* Reads a whole file; on failure reports "path: error: cannot read: reason" and returns
@@ -49,11 +49,9 @@ void og_source_free(og_source *src);
 /* The location `offset` bytes into the single-line text that starts at `loc`. */
 og_loc og_loc_advance(og_loc loc, size_t offset);
 
-void og_diag_error(og_diag *d, og_loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void og_diag_error(og_diag *d, og_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A note attached to the previous error ("first defined here"); not counted. */
-void og_diag_note(og_diag *d, og_loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void og_diag_note(og_diag *d, og_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void og_diag_free(og_diag *d);
 /* How many errors were counted but not shown. */
 int og_diag_hidden(const og_diag *d);

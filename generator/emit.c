@@ -17,11 +17,8 @@
 static const struct {
   const char *tmpl, *path;
 } og_op_files[] = {
-    {"op.h.tmpl", "ops/%s.h"},
-    {"op_body.inc.tmpl", "ops/%s_body.inc"},
-    {"op_cpu.c.tmpl", "ops/%s_cpu.c"},
-    {"op_ffi.c.tmpl", "ops/%s_ffi.c"},
-    {"op_cuda.cu.tmpl", "ops/%s_cuda.cu"},
+    {"op.h.tmpl", "ops/%s.h"},         {"op_body.inc.tmpl", "ops/%s_body.inc"}, {"op_cpu.c.tmpl", "ops/%s_cpu.c"},
+    {"op_ffi.c.tmpl", "ops/%s_ffi.c"}, {"op_cuda.cu.tmpl", "ops/%s_cuda.cu"},
 };
 
 /* The files of the whole library. */
@@ -46,8 +43,7 @@ void og_fix_line_markers(og_buf *text, const char *path) {
       og_buf_printf(&out, "#line %d \"", line + 1); /* the line after this one */
       og_escape_c_string(&out, path);
       og_buf_putc(&out, '"');
-    }
-    else
+    } else
       og_buf_append(&out, p, len);
     if (!eol) break;
     og_buf_putc(&out, '\n');
@@ -60,7 +56,7 @@ void og_fix_line_markers(og_buf *text, const char *path) {
 
 static bool og_mkdirs(const char *path, og_diag *d) {
   char *copy = og_xstrdup(path);
-  for (char *p = copy + 1; ; ++p) {
+  for (char *p = copy + 1;; ++p) {
     if (*p != '/' && *p != '\0') continue;
     char saved = *p;
     *p = '\0';
@@ -104,8 +100,8 @@ int og_write_if_changed(const char *path, const og_buf *text, og_diag *d) {
   return ok ? 1 : -1;
 }
 
-static bool og_render_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir, const char *rel,
-                           og_produced *produced, og_diag *d) {
+static bool og_render_file(og_tmpl_env *env, const char *tmpl, const og_value *ctx, const char *out_dir,
+                           const char *rel, og_produced *produced, og_diag *d) {
   og_buf text = {0}, path = {0};
   og_buf_printf(&path, "%s/%s", out_dir, rel);
   bool ok = og_tmpl_render(env, tmpl, ctx, &text, d);
@@ -143,8 +139,7 @@ static bool og_verify_file(const char *path, const og_buf *text, og_diag *d) {
 
 /* Removes files under out_dir/ops that this run did not produce (verifying: reports
  * them). */
-static void og_prune(const char *out_dir, const og_produced *produced, bool verify, og_emit_stats *stats,
-                     og_diag *d) {
+static void og_prune(const char *out_dir, const og_produced *produced, bool verify, og_emit_stats *stats, og_diag *d) {
   og_buf dir = {0};
   og_buf_printf(&dir, "%s/ops", out_dir);
   DIR *dp = opendir(og_buf_str(&dir));

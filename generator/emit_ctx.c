@@ -149,10 +149,12 @@ static og_value *og_ctx_fields(const og_op *op) {
 #define OG_PY_LINE 120
 
 /* Appends `head` + items joined + `tail` as one line, or exploded, to `lines`. */
-static void og_py_list(og_value *lines, int indent, const char *head, og_value *items, const char *tail, bool one_comma) {
+static void og_py_list(og_value *lines, int indent, const char *head, og_value *items, const char *tail,
+                       bool one_comma) {
   og_buf one = {0};
   og_buf_printf(&one, "%*s%s", indent, "", head);
-  for (size_t i = 0; i < og_list_len(items); ++i) og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
+  for (size_t i = 0; i < og_list_len(items); ++i)
+    og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
   if (one_comma && og_list_len(items) == 1) og_buf_putc(&one, ',');
   og_buf_puts(&one, tail);
   size_t n = og_list_len(items);
@@ -177,10 +179,14 @@ static char *og_py_dims(const og_array *a) {
   for (size_t d = 0; d < a->ndims; ++d) {
     const og_dim *dim = &a->dims[d];
     if (d) og_buf_puts(&b, ", ");
-    if (dim->kind == OG_DIM_ELLIPSIS) og_buf_puts(&b, "...");
-    else if (dim->kind == OG_DIM_INT) og_buf_printf(&b, "%lld", (long long)dim->value);
-    else if (dim->kind == OG_DIM_SYM) og_buf_printf(&b, "\"%s\"", dim->name);
-    else if (dim->expr->kind == OG_E_INT) og_buf_printf(&b, "%lld", (long long)dim->expr->ival);
+    if (dim->kind == OG_DIM_ELLIPSIS)
+      og_buf_puts(&b, "...");
+    else if (dim->kind == OG_DIM_INT)
+      og_buf_printf(&b, "%lld", (long long)dim->value);
+    else if (dim->kind == OG_DIM_SYM)
+      og_buf_printf(&b, "\"%s\"", dim->name);
+    else if (dim->expr->kind == OG_E_INT)
+      og_buf_printf(&b, "%lld", (long long)dim->expr->ival);
     else {
       og_buf_puts(&b, "lambda s: ");
       og_expr_render_py(dim->expr, &b, og_spell_py, NULL);
@@ -213,7 +219,8 @@ static og_value *og_py_doc(const og_op *op) {
   og_buf_append(&trimmed, og_buf_str(&text), text.len);
   og_buf_free(&text);
   if (op->nattrs) {
-    og_buf_puts(&trimmed, trimmed.len ? "\n\nAttributes (static; compiled into the call):" : "Attributes (static; compiled into the call):");
+    og_buf_puts(&trimmed, trimmed.len ? "\n\nAttributes (static; compiled into the call):"
+                                      : "Attributes (static; compiled into the call):");
     for (size_t i = 0; i < op->nattrs; ++i) {
       const og_attr *a = &op->attrs[i];
       og_buf_printf(&trimmed, "\n    %s (%s", a->name, og_attr_types[a->type].name);
@@ -223,8 +230,10 @@ static og_value *og_py_doc(const og_op *op) {
         og_buf_puts(&trimmed, ": ");
         /* Continuation lines of an attribute's doc, under its text. */
         for (const char *p = a->doc; *p; ++p) {
-          if (*p == '\n' && p[1]) og_buf_puts(&trimmed, "\n        ");
-          else if (*p != '\n') og_buf_putc(&trimmed, *p);
+          if (*p == '\n' && p[1])
+            og_buf_puts(&trimmed, "\n        ");
+          else if (*p != '\n')
+            og_buf_putc(&trimmed, *p);
         }
       }
     }
@@ -257,8 +266,10 @@ static void og_py_docstring(og_value *lines, og_value *doc) {
   og_line(lines, "    \"\"\"%s", og_value_as_str(og_list_at(doc, 0)));
   for (size_t i = 1; i < n; ++i) {
     const char *l = og_value_as_str(og_list_at(doc, i));
-    if (*l) og_line(lines, "    %s", l);
-    else og_line(lines, "%s", "");
+    if (*l)
+      og_line(lines, "    %s", l);
+    else
+      og_line(lines, "%s", "");
   }
   og_line(lines, "    \"\"\"");
 }
@@ -299,7 +310,8 @@ static og_value *og_ctx_python(const og_op *op) {
   og_buf_puts(&b, "    types={");
   for (size_t t = 0; t < op->ntypes; ++t) {
     og_buf_printf(&b, "%s\"%s\": (", t ? ", " : "", op->types[t].name);
-    for (size_t c = 0; c < op->types[t].nchoices; ++c) og_buf_printf(&b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
+    for (size_t c = 0; c < op->types[t].nchoices; ++c)
+      og_buf_printf(&b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
     og_buf_puts(&b, op->types[t].nchoices == 1 ? ",)" : ")");
   }
   og_buf_puts(&b, "},");
@@ -312,8 +324,10 @@ static og_value *og_ctx_python(const og_op *op) {
   }
   og_py_list(lines, 4, "attrs=(", items, "),", true);
   og_value_free(items);
-  if (op->vmap == OG_VMAP_NONE) og_line(lines, "    vmap_method=None,");
-  else og_line(lines, "    vmap_method=\"%s\",", og_vmap_names[op->vmap]);
+  if (op->vmap == OG_VMAP_NONE)
+    og_line(lines, "    vmap_method=None,");
+  else
+    og_line(lines, "    vmap_method=\"%s\",", og_vmap_names[op->vmap]);
   og_buf_clear(&b);
   og_buf_puts(&b, "    aliases={");
   bool first = true;
@@ -341,7 +355,8 @@ static og_value *og_ctx_python(const og_op *op) {
   for (size_t i = 0; i < op->ninputs; ++i) og_buf_printf(&tuple, "%s%s", i ? ", " : "", op->inputs[i].name);
   og_buf_puts(&tuple, op->ninputs == 1 ? ",)" : ")");
   og_buf_putc(&attrs, '{');
-  for (size_t i = 0; i < op->nattrs; ++i) og_buf_printf(&attrs, "%s\"%s\": %s", i ? ", " : "", op->attrs[i].name, op->attrs[i].name);
+  for (size_t i = 0; i < op->nattrs; ++i)
+    og_buf_printf(&attrs, "%s\"%s\": %s", i ? ", " : "", op->attrs[i].name, op->attrs[i].name);
   og_buf_putc(&attrs, '}');
   og_buf_printf(&call, "    return _call(_op_%s, %s, %s)", op->name, og_buf_str(&tuple), og_buf_str(&attrs));
   if (call.len <= OG_PY_LINE) {
@@ -397,8 +412,10 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_map_set(v, "fields", og_ctx_fields(op));
   bool has_cuda = op->ncuda > 0 || op->kernel.present;
   og_buf handler = {0};
-  if (has_cuda) og_buf_printf(&handler, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op->name);
-  else og_buf_puts(&handler, "NULL");
+  if (has_cuda)
+    og_buf_printf(&handler, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op->name);
+  else
+    og_buf_puts(&handler, "NULL");
   og_map_set(v, "cuda_handler", og_value_str_take(og_buf_take(&handler)));
   og_map_set(v, "python", og_ctx_python(op));
   og_map_set(v, "stub", og_ctx_stub(op));
@@ -432,16 +449,24 @@ og_value *og_ctx_library(og_op *const *ops, size_t nops) {
     const char *name;
     int value;
   } og_limits[] = {
-      {"MAX_RANK", OPSPEC_MAX_RANK},       {"MAX_TYPEVARS", OPSPEC_MAX_TYPEVARS},
-      {"MAX_SYMBOLS", OPSPEC_MAX_SYMBOLS}, {"MAX_ATTRS", OPSPEC_MAX_ATTRS},
-      {"MAX_INPUTS", OPSPEC_MAX_INPUTS},   {"MAX_OUTPUTS", OPSPEC_MAX_OUTPUTS},
-      {"MAX_SCRATCH", OPSPEC_MAX_SCRATCH}, {"MAX_CUDA_KERNELS", OPSPEC_MAX_CUDA_KERNELS},
-      {"MAX_NAME", OPSPEC_MAX_NAME},       {"MAX_EXPR_NODES", OPSPEC_MAX_EXPR_NODES},
+      {"MAX_RANK", OPSPEC_MAX_RANK},
+      {"MAX_TYPEVARS", OPSPEC_MAX_TYPEVARS},
+      {"MAX_SYMBOLS", OPSPEC_MAX_SYMBOLS},
+      {"MAX_ATTRS", OPSPEC_MAX_ATTRS},
+      {"MAX_INPUTS", OPSPEC_MAX_INPUTS},
+      {"MAX_OUTPUTS", OPSPEC_MAX_OUTPUTS},
+      {"MAX_SCRATCH", OPSPEC_MAX_SCRATCH},
+      {"MAX_CUDA_KERNELS", OPSPEC_MAX_CUDA_KERNELS},
+      {"MAX_NAME", OPSPEC_MAX_NAME},
+      {"MAX_EXPR_NODES", OPSPEC_MAX_EXPR_NODES},
       {"MAX_EXPR_DEPTH", OPSPEC_MAX_EXPR_DEPTH},
   };
-  for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i) og_line(limits, "%s = %d", og_limits[i].name, og_limits[i].value);
-  for (size_t i = 0; i < sizeof og_dtype_rows / sizeof *og_dtype_rows; ++i) og_line(dtypes, "%s", og_dtype_rows[i].name);
-  for (int t = 0; t < OG_ATTR_NTYPES; ++t) og_line(attrs, "    \"%s\": \"%s\",", og_attr_types[t].name, og_attr_types[t].py_type);
+  for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i)
+    og_line(limits, "%s = %d", og_limits[i].name, og_limits[i].value);
+  for (size_t i = 0; i < sizeof og_dtype_rows / sizeof *og_dtype_rows; ++i)
+    og_line(dtypes, "%s", og_dtype_rows[i].name);
+  for (int t = 0; t < OG_ATTR_NTYPES; ++t)
+    og_line(attrs, "    \"%s\": \"%s\",", og_attr_types[t].name, og_attr_types[t].py_type);
   og_map_set(ctx, "limits", limits);
   og_map_set(ctx, "dtypes", dtypes);
   og_map_set(ctx, "attr_types", attrs);

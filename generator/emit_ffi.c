@@ -52,11 +52,16 @@ static void og_cell(og_value *row, const char *fmt, ...) {
  * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
 static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
   const og_expr *e = dim->expr;
-  if (dim->kind == OG_DIM_ELLIPSIS) og_buf_puts(out, "OPSPEC_ELLIPSIS");
-  else if (dim->kind == OG_DIM_INT) og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)dim->value);
-  else if (dim->kind == OG_DIM_SYM) og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
-  else if (e->kind == OG_E_INT) og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
-  else og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
+  if (dim->kind == OG_DIM_ELLIPSIS)
+    og_buf_puts(out, "OPSPEC_ELLIPSIS");
+  else if (dim->kind == OG_DIM_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)dim->value);
+  else if (dim->kind == OG_DIM_SYM)
+    og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
+  else if (e->kind == OG_E_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
+  else
+    og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
 }
 
 static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT; }
@@ -67,16 +72,20 @@ static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_
     og_value *row = og_row();
     og_cell(row, "\"%s\"", a->name);
     og_buf dt = {0}, dims = {0};
-    if (a->typevar >= 0) og_buf_printf(&dt, "OPSPEC_TYPEVAR(%d)", a->typevar);
-    else og_dtype_enum(&dt, a->dtype);
+    if (a->typevar >= 0)
+      og_buf_printf(&dt, "OPSPEC_TYPEVAR(%d)", a->typevar);
+    else
+      og_dtype_enum(&dt, a->dtype);
     og_cell(row, "%s", og_buf_str(&dt));
     if (a->role == OG_SCRATCH) {
       og_cell(row, "%zu", a->ndims);
       og_cell(row, "NULL");
     } else {
       og_cell(row, "%zu", a->ndims);
-      if (a->ndims == 0) og_buf_puts(&dims, "NULL");
-      else og_buf_puts(&dims, "(const opspec_dim[]){");
+      if (a->ndims == 0)
+        og_buf_puts(&dims, "NULL");
+      else
+        og_buf_puts(&dims, "(const opspec_dim[]){");
       for (size_t d = 0; d < a->ndims; ++d) {
         if (d) og_buf_puts(&dims, ", ");
         og_dim_init(op, &a->dims[d], &dims, nextents);
@@ -189,15 +198,20 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
   if (any) {
     og_line(lines, "%s", "");
     og_line(lines, "/* This call's output extents and scratch shapes, from the spec's expressions. */");
-    og_line(lines, "static XLA_FFI_Error *opspec_%s_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {", op->name);
+    og_line(lines, "static XLA_FFI_Error *opspec_%s_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {",
+            op->name);
     /* A shape of constants alone reads no argument. */
     bool reads = false;
-    for (size_t i = 0; i < og_list_len(body); ++i) reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
-    if (reads || og_list_len(rows)) og_line(lines, "  opspec_%s_args *args = argp;", op->name);
-    else og_line(lines, "  (void)argp;");
+    for (size_t i = 0; i < og_list_len(body); ++i)
+      reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
+    if (reads || og_list_len(rows))
+      og_line(lines, "  opspec_%s_args *args = argp;", op->name);
+    else
+      og_line(lines, "  (void)argp;");
     if (!nextents) og_line(lines, "  (void)extents;");
     for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
-    if (og_list_len(rows)) og_size_check(lines, rows, op->name);
+    if (og_list_len(rows))
+      og_size_check(lines, rows, op->name);
     else {
       og_line(lines, "  (void)cf;");
       og_line(lines, "  return NULL;");
@@ -211,7 +225,8 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
 
 /* A function that only checks sizes: `launch` (the portable launch) or `cuda` (the
  * CUDA configuration). */
-static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name, const char *comment) {
+static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
+                                  const char *comment) {
   bool any = og_list_len(rows) > 0;
   if (any) {
     og_line(lines, "%s", "");
@@ -228,7 +243,8 @@ static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *ro
 static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
   og_value *rows = og_value_list();
   og_size_rows_launch(rows, "launch extent", &op->launch, "0");
-  return og_emit_size_function(op, lines, rows, "launch_sizes", "The portable launch's extents, which may read any array's size.");
+  return og_emit_size_function(op, lines, rows, "launch_sizes",
+                               "The portable launch's extents, which may read any array's size.");
 }
 
 static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
@@ -250,7 +266,8 @@ static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
     og_size_row_expr(rows, og_buf_str(&what), kern->shared_mem, "0");
   }
   og_buf_free(&what);
-  return og_emit_size_function(op, lines, rows, "cuda_config", "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+  return og_emit_size_function(op, lines, rows, "cuda_config",
+                               "The CUDA launch configuration: grids, blocks, threads, shared memory.");
 }
 
 /* `contents`: each input's `check:`, the first failure reported. */
@@ -287,8 +304,9 @@ static bool og_emit_contents(const og_op *op, og_value *lines) {
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
     if (!a->check.present) continue;
-    og_line(lines, "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),", op->name,
-            a->name, a->name, i);
+    og_line(lines,
+            "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),",
+            op->name, a->name, a->name, i);
     og_line(lines, "                                     args->%s.size, &checks[%zu]);", a->name, k++);
   }
   og_line(lines, "  return err;");

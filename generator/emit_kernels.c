@@ -42,8 +42,8 @@ static size_t og_declare(const og_op *op, og_idents *used, const char *args, og_
       /* An aliased pair shares memory, so neither pointer may be restrict. */
       bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
       if (og_idents_has(used, a->name)) {
-        og_line(lines, "  %s%s *%s%s = (%s%s *)%s%s.data;", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ", a->name, konst,
-                ctype, args, a->name);
+        og_line(lines, "  %s%s *%s%s = (%s%s *)%s%s.data;", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ", a->name,
+                konst, ctype, args, a->name);
         n++;
         if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
       }
@@ -68,8 +68,8 @@ static size_t og_declare(const og_op *op, og_idents *used, const char *args, og_
     }
   for (size_t t = 0; t < op->nattrs; ++t)
     if (og_idents_has(used, op->attrs[t].name)) {
-      og_line(lines, "  const %s %s = %s%s;", og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name, args,
-              op->attrs[t].name);
+      og_line(lines, "  const %s %s = %s%s;", og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name,
+              args, op->attrs[t].name);
       n++;
     }
   return n;
@@ -90,8 +90,10 @@ static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bo
   for (size_t start = 0; start < len;) {
     size_t end = start;
     while (end < len && b->text[end] != '\n') ++end;
-    if (end == start) og_line(lines, "%s", "");
-    else og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
+    if (end == start)
+      og_line(lines, "%s", "");
+    else
+      og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
     start = end + 1;
   }
   if (line_back) og_line(lines, "#line __OPSPEC_LINE__");
@@ -127,18 +129,20 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
   og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */");
   og_line(lines, "  if (%s) {", og_buf_str(&cond));
   for (size_t i = 0; i < op->noutputs; ++i)
-    og_line(lines, "    opspec_cpu_zero(opspec_args->%s.data, (size_t)opspec_args->%s.size * sizeof(%s));", op->outputs[i].name,
-            op->outputs[i].name, og_array_ctype(&op->outputs[i]));
+    og_line(lines, "    opspec_cpu_zero(opspec_args->%s.data, (size_t)opspec_args->%s.size * sizeof(%s));",
+            op->outputs[i].name, op->outputs[i].name, og_array_ctype(&op->outputs[i]));
   og_line(lines, "    return;");
   og_line(lines, "  }");
   if (n == 1)
     og_line(lines, "#pragma omp parallel for if (opspec_cpu_parallel(%s)) num_threads(opspec_cpu_threads())", ext[0]);
   else
-    og_line(lines, "#pragma omp parallel for collapse(%zu) if (opspec_cpu_parallel_nest(%s, %s, %s)) num_threads(opspec_cpu_threads())",
+    og_line(lines,
+            "#pragma omp parallel for collapse(%zu) if (opspec_cpu_parallel_nest(%s, %s, %s)) "
+            "num_threads(opspec_cpu_threads())",
             n, ext[0], ext[1], n == 3 ? ext[2] : "1");
   for (size_t d = 0; d < n; ++d)
-    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", (int)(2 + 2 * d), "", og_index_names[d], og_index_names[d], ext[d],
-            og_index_names[d], d + 1 == n ? " {" : "");
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", (int)(2 + 2 * d), "", og_index_names[d],
+            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
   og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   og_line(lines, "%*s}", (int)(2 * n), "");
   og_buf_free(&cond);
@@ -166,12 +170,16 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   }
   og_value *lines = og_lines(), *locals = og_lines();
   size_t declared = og_declare(op, &used, "opspec_args->", locals);
-  if (declared || portable) og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
-  else og_line(lines, "  (void)opspec_argp;");
+  if (declared || portable)
+    og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
+  else
+    og_line(lines, "  (void)opspec_argp;");
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
-  if (portable) og_cpu_loops(op, lines);
-  else og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  if (portable)
+    og_cpu_loops(op, lines);
+  else
+    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   og_map_set(v, "cpu_lines", lines);
 
   og_value *variants = og_value_list(), *table = og_lines();
@@ -187,7 +195,8 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
       const char *dtype = op->types[t].choices[pick[t]];
       og_buf_printf(&fn, "_%s", dtype);
       og_buf_printf(&comment, "%s %s = %s", t ? "," : ",", op->types[t].name, dtype);
-      if (og_idents_has(&used, op->types[t].name)) og_line(typedefs, "typedef %s %s;", og_dtype_ctype(dtype), op->types[t].name);
+      if (og_idents_has(&used, op->types[t].name))
+        og_line(typedefs, "typedef %s %s;", og_dtype_ctype(dtype), op->types[t].name);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
     og_buf_puts(&comment, ".");
@@ -235,7 +244,8 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
     og_buf cond = {0};
     for (size_t d = 0; d < launch->n; ++d) {
       char axis = "xyz"[launch->n - 1 - d];
-      og_line(lines, "  const int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c;", og_index_names[d], axis, axis, axis);
+      og_line(lines, "  const int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c;", og_index_names[d], axis,
+              axis, axis);
       og_value *e = og_c_expr(launch->extents[d]);
       og_buf_printf(&cond, "%s%s >= %s", d ? " || " : "", og_index_names[d], og_value_as_str(e));
       og_value_free(e);
@@ -244,8 +254,10 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
     og_buf_free(&cond);
   }
   /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
-  if (launch && !op->cpu.present) og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  else og_body_lines(op, body, lines, true);
+  if (launch && !op->cpu.present)
+    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  else
+    og_body_lines(op, body, lines, true);
   og_line(lines, "}");
   return lines;
 }
@@ -287,8 +299,9 @@ static char *og_extents_init(const og_launch *l) {
 }
 
 /* The configuration of kernel `k` (named `name`) into opspec_config[k]. */
-static void og_cuda_config(og_value *lines, size_t k, const char *name, const og_launch *launch, const og_launch *threads,
-                           const og_launch *grid, const og_launch *block, const og_expr *shared) {
+static void og_cuda_config(og_value *lines, size_t k, const char *name, const og_launch *launch,
+                           const og_launch *threads, const og_launch *grid, const og_launch *block,
+                           const og_expr *shared) {
   og_value *shm = shared ? og_c_expr(shared) : og_value_str("0");
   if (launch->n) {
     char *ext = og_extents_init(launch);
@@ -299,14 +312,14 @@ static void og_cuda_config(og_value *lines, size_t k, const char *name, const og
       og_line(lines, "  const int64_t opspec_threads_%s[3] = %s;", name, thr);
       free(thr);
     }
-    og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name, launch->n, name,
-            threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
+    og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name,
+            launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
   } else {
     char *g = og_extents_init(grid), *b = og_extents_init(block);
     og_line(lines, "  const int64_t opspec_grid_%s[3] = %s;", name, g);
     og_line(lines, "  const int64_t opspec_block_%s[3] = %s;", name, b);
-    og_line(lines, "  opspec_launch_explicit(&opspec_config[%zu], \"%s\", %zu, opspec_grid_%s, opspec_block_%s, %s);", k, name,
-            grid->n, name, name, og_value_as_str(shm));
+    og_line(lines, "  opspec_launch_explicit(&opspec_config[%zu], \"%s\", %zu, opspec_grid_%s, opspec_block_%s, %s);",
+            k, name, grid->n, name, name, og_value_as_str(shm));
     free(g);
     free(b);
   }
@@ -333,8 +346,9 @@ static og_value *og_cuda_launcher(const og_op *op) {
 
   og_buf head = {0};
   og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
-  static const char *const params[] = {"const void *opspec_argp", "int32_t opspec_variant", "void *opspec_stream_handle",
-                                       "const size_t *opspec_output_bytes", "const char **opspec_failed_kernel"};
+  static const char *const params[] = {"const void *opspec_argp", "int32_t opspec_variant",
+                                       "void *opspec_stream_handle", "const size_t *opspec_output_bytes",
+                                       "const char **opspec_failed_kernel"};
   og_signature(lines, og_buf_str(&head), params, 5);
   og_buf_free(&head);
   og_line(lines, "  const opspec_%s_args *opspec_args = (const opspec_%s_args *)opspec_argp;", op->name, op->name);
@@ -355,7 +369,9 @@ static og_value *og_cuda_launcher(const og_op *op) {
   og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");
   og_line(lines, "  if (opspec_launch_any_empty(opspec_config, %zu)) {", nconfig);
   for (size_t i = 0; i < op->noutputs; ++i)
-    og_line(lines, "    if ((opspec_code = opspec_cuda_zero(opspec_args->%s.data, opspec_output_bytes[%zu], opspec_stream))) return opspec_code;",
+    og_line(lines,
+            "    if ((opspec_code = opspec_cuda_zero(opspec_args->%s.data, opspec_output_bytes[%zu], opspec_stream))) "
+            "return opspec_code;",
             op->outputs[i].name, i);
   og_line(lines, "  }");
   og_line(lines, "  switch (opspec_variant) {");
@@ -379,11 +395,13 @@ static og_value *og_cuda_launcher(const og_op *op) {
       og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
       const char *call = "opspec_launch_kernel";
       if (k + 1 < nconfig)
-        og_line(lines, "      if ((opspec_code = %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel)))", call,
-                og_buf_str(&fn), k);
+        og_line(
+            lines,
+            "      if ((opspec_code = %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel)))",
+            call, og_buf_str(&fn), k);
       else
-        og_line(lines, "      return %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel);", call,
-                og_buf_str(&fn), k);
+        og_line(lines, "      return %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel);",
+                call, og_buf_str(&fn), k);
       if (k + 1 < nconfig) og_line(lines, "        return opspec_code;");
       og_buf_free(&fn);
     }

@@ -35,9 +35,7 @@ static void og_ep_skip_ws(og_eparser *p) {
   while (p->text[p->pos] == ' ' || p->text[p->pos] == '\t') p->pos++;
 }
 
-static bool og_is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+static bool og_is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool og_is_digit(char c) { return c >= '0' && c <= '9'; }
 static bool og_is_name_char(char c) { return og_is_name_start(c) || og_is_digit(c); }
 
@@ -53,7 +51,8 @@ static bool og_ep_count(og_eparser *p, size_t pos) {
   if (++p->nodes <= OG_EXPR_MAX_NODES) return true;
   if (!p->failed) {
     p->failed = true;
-    og_diag_error(p->d, og_loc_advance(p->loc, pos), "expression has more than %d terms and operators", OG_EXPR_MAX_NODES);
+    og_diag_error(p->d, og_loc_advance(p->loc, pos), "expression has more than %d terms and operators",
+                  OG_EXPR_MAX_NODES);
   }
   return false;
 }
@@ -113,14 +112,16 @@ static og_expr *og_ep_int(og_eparser *p) {
   bool overflow = false;
   while (og_is_digit(p->text[p->pos])) {
     int digit = p->text[p->pos] - '0';
-    if (v > (INT64_MAX - digit) / 10) overflow = true;
-    else v = v * 10 + digit;
+    if (v > (INT64_MAX - digit) / 10)
+      overflow = true;
+    else
+      v = v * 10 + digit;
     p->pos++;
   }
   if (overflow) {
     p->failed = true;
-    og_diag_error(p->d, og_ep_loc(p, start), "integer literal '%.*s' is too large",
-                  (int)(p->pos - start), p->text + start);
+    og_diag_error(p->d, og_ep_loc(p, start), "integer literal '%.*s' is too large", (int)(p->pos - start),
+                  p->text + start);
     return NULL;
   }
   og_expr *e = og_expr_new(OG_E_INT, og_ep_loc(p, start));
@@ -138,8 +139,7 @@ static og_expr *og_ep_call(og_eparser *p, size_t name_pos, size_t name_len) {
     if (strlen(fns[i]) == name_len && memcmp(fns[i], name, name_len) == 0) known = true;
   if (!known) {
     p->failed = true;
-    og_diag_error(p->d, at, "unknown function '%.*s' (expected min, max or cdiv)", (int)name_len,
-                  name);
+    og_diag_error(p->d, at, "unknown function '%.*s' (expected min, max or cdiv)", (int)name_len, name);
     return NULL;
   }
   size_t open = p->pos;
@@ -153,8 +153,10 @@ static og_expr *og_ep_call(og_eparser *p, size_t name_pos, size_t name_len) {
     for (;;) {
       og_expr *arg = og_ep_expr(p);
       if (!arg) goto fail;
-      if (nargs < 2) args[nargs] = arg;
-      else og_expr_free(arg);
+      if (nargs < 2)
+        args[nargs] = arg;
+      else
+        og_expr_free(arg);
       nargs++;
       og_ep_skip_ws(p);
       if (p->text[p->pos] != ',') break;
@@ -308,9 +310,7 @@ void og_expr_visit_names(const og_expr *e, og_expr_name_fn *fn, void *ud) {
   og_expr_visit_names(e->b, fn, ud);
 }
 
-bool og_expr_is_atom(const og_expr *e) {
-  return e && (e->kind == OG_E_INT || e->kind == OG_E_NAME);
-}
+bool og_expr_is_atom(const og_expr *e) { return e && (e->kind == OG_E_INT || e->kind == OG_E_NAME); }
 
 /* ---- rendering ---------------------------------------------------------------- */
 
@@ -320,9 +320,12 @@ enum { OG_PREC_ADD = 1, OG_PREC_MUL = 2, OG_PREC_UNARY = 3, OG_PREC_ATOM = 4 };
 
 static int og_expr_prec(const og_expr *e) {
   switch (e->kind) {
-  case OG_E_BIN: return (e->op == '+' || e->op == '-') ? OG_PREC_ADD : OG_PREC_MUL;
-  case OG_E_NEG: return OG_PREC_UNARY;
-  default: return OG_PREC_ATOM;
+    case OG_E_BIN:
+      return (e->op == '+' || e->op == '-') ? OG_PREC_ADD : OG_PREC_MUL;
+    case OG_E_NEG:
+      return OG_PREC_UNARY;
+    default:
+      return OG_PREC_ATOM;
   }
 }
 
@@ -344,47 +347,51 @@ static void og_render_paren(const og_erender *r, const og_expr *e, bool paren) {
 
 static void og_render(const og_erender *r, const og_expr *e) {
   switch (e->kind) {
-  case OG_E_INT:
-    og_buf_printf(r->out, "%lld", (long long)e->ival);
-    break;
-  case OG_E_NAME:
-    if (r->spell) r->spell(r->out, e->name, r->ud);
-    else og_buf_puts(r->out, e->name);
-    break;
-  case OG_E_NEG:
-    og_buf_putc(r->out, '-');
-    /* A compound operand needs parentheses; so does a nested negation, since "--a"
+    case OG_E_INT:
+      og_buf_printf(r->out, "%lld", (long long)e->ival);
+      break;
+    case OG_E_NAME:
+      if (r->spell)
+        r->spell(r->out, e->name, r->ud);
+      else
+        og_buf_puts(r->out, e->name);
+      break;
+    case OG_E_NEG:
+      og_buf_putc(r->out, '-');
+      /* A compound operand needs parentheses; so does a nested negation, since "--a"
      * is C's decrement operator. */
-    og_render_paren(r, e->a, og_expr_prec(e->a) <= OG_PREC_UNARY);
-    break;
-  case OG_E_BIN: {
-    int prec = og_expr_prec(e);
-    /* Left-associative: a left operand of the same level needs no parentheses, a
+      og_render_paren(r, e->a, og_expr_prec(e->a) <= OG_PREC_UNARY);
+      break;
+    case OG_E_BIN: {
+      int prec = og_expr_prec(e);
+      /* Left-associative: a left operand of the same level needs no parentheses, a
      * right one does. The tree is rendered as parsed, so "a + (b + c)" keeps its
      * parentheses too: render(parse(s)) reparses to the same tree (within the depth
      * limit: each parenthesised negation "-(-a)" nests one level deeper than "--a"). */
-    og_render_paren(r, e->a, og_expr_prec(e->a) < prec);
-    if (r->py && e->op == '/') og_buf_puts(r->out, " // ");
-    else og_buf_printf(r->out, " %c ", e->op);
-    og_render_paren(r, e->b, og_expr_prec(e->b) <= prec);
-    break;
-  }
-  case OG_E_CALL:
-    if (r->py && strcmp(e->name, "cdiv") == 0) {
-      /* Ceiling division through floor division, exact for every sign. */
-      og_buf_puts(r->out, "-(-(");
-      og_render(r, e->a);
-      og_buf_puts(r->out, ") // (");
-      og_render(r, e->b);
-      og_buf_puts(r->out, "))");
+      og_render_paren(r, e->a, og_expr_prec(e->a) < prec);
+      if (r->py && e->op == '/')
+        og_buf_puts(r->out, " // ");
+      else
+        og_buf_printf(r->out, " %c ", e->op);
+      og_render_paren(r, e->b, og_expr_prec(e->b) <= prec);
       break;
     }
-    og_buf_printf(r->out, "%s%s(", r->py ? "_" : r->spec ? "" : "opspec_", e->name);
-    og_render(r, e->a);
-    og_buf_puts(r->out, ", ");
-    og_render(r, e->b);
-    og_buf_putc(r->out, ')');
-    break;
+    case OG_E_CALL:
+      if (r->py && strcmp(e->name, "cdiv") == 0) {
+        /* Ceiling division through floor division, exact for every sign. */
+        og_buf_puts(r->out, "-(-(");
+        og_render(r, e->a);
+        og_buf_puts(r->out, ") // (");
+        og_render(r, e->b);
+        og_buf_puts(r->out, "))");
+        break;
+      }
+      og_buf_printf(r->out, "%s%s(", r->py ? "_" : r->spec ? "" : "opspec_", e->name);
+      og_render(r, e->a);
+      og_buf_puts(r->out, ", ");
+      og_render(r, e->b);
+      og_buf_putc(r->out, ')');
+      break;
   }
 }
 
@@ -397,27 +404,27 @@ static void og_render_checked(const og_erender *r, const og_expr *e) {
     const char *fn;
   } og_safe_ops[] = {{'+', "add"}, {'-', "sub"}, {'*', "mul"}, {'/', "div"}, {'%', "mod"}};
   switch (e->kind) {
-  case OG_E_INT:
-  case OG_E_NAME:
-    og_render(r, e);
-    return;
-  case OG_E_NEG:
-    og_buf_puts(r->out, "opspec_safe_neg(");
-    og_render_checked(r, e->a);
-    og_buf_putc(r->out, ')');
-    return;
-  case OG_E_BIN:
-  case OG_E_CALL: {
-    const char *fn = e->name;
-    for (size_t i = 0; e->kind == OG_E_BIN && i < sizeof og_safe_ops / sizeof *og_safe_ops; ++i)
-      if (og_safe_ops[i].op == e->op) fn = og_safe_ops[i].fn;
-    og_buf_printf(r->out, "opspec_safe_%s(", fn);
-    og_render_checked(r, e->a);
-    og_buf_puts(r->out, ", ");
-    og_render_checked(r, e->b);
-    og_buf_putc(r->out, ')');
-    return;
-  }
+    case OG_E_INT:
+    case OG_E_NAME:
+      og_render(r, e);
+      return;
+    case OG_E_NEG:
+      og_buf_puts(r->out, "opspec_safe_neg(");
+      og_render_checked(r, e->a);
+      og_buf_putc(r->out, ')');
+      return;
+    case OG_E_BIN:
+    case OG_E_CALL: {
+      const char *fn = e->name;
+      for (size_t i = 0; e->kind == OG_E_BIN && i < sizeof og_safe_ops / sizeof *og_safe_ops; ++i)
+        if (og_safe_ops[i].op == e->op) fn = og_safe_ops[i].fn;
+      og_buf_printf(r->out, "opspec_safe_%s(", fn);
+      og_render_checked(r, e->a);
+      og_buf_puts(r->out, ", ");
+      og_render_checked(r, e->b);
+      og_buf_putc(r->out, ')');
+      return;
+    }
   }
 }
 
@@ -449,18 +456,18 @@ void og_expr_render_py(const og_expr *e, og_buf *out, og_expr_spell_fn *spell, v
 bool og_expr_eval(const og_expr *e, og_expr_lookup_fn *lookup, void *ud, int64_t *out) {
   int64_t a = 0, b = 0;
   switch (e->kind) {
-  case OG_E_INT:
-    *out = e->ival;
-    return true;
-  case OG_E_NAME:
-    return lookup && lookup(e->name, out, ud);
-  case OG_E_NEG:
-    if (!og_expr_eval(e->a, lookup, ud, &a) || a == INT64_MIN) return false;
-    *out = -a;
-    return true;
-  case OG_E_BIN:
-  case OG_E_CALL:
-    break;
+    case OG_E_INT:
+      *out = e->ival;
+      return true;
+    case OG_E_NAME:
+      return lookup && lookup(e->name, out, ud);
+    case OG_E_NEG:
+      if (!og_expr_eval(e->a, lookup, ud, &a) || a == INT64_MIN) return false;
+      *out = -a;
+      return true;
+    case OG_E_BIN:
+    case OG_E_CALL:
+      break;
   }
   if (!og_expr_eval(e->a, lookup, ud, &a) || !og_expr_eval(e->b, lookup, ud, &b)) return false;
   if (e->kind == OG_E_CALL) {
@@ -481,14 +488,17 @@ bool og_expr_eval(const og_expr *e, og_expr_lookup_fn *lookup, void *ud, int64_t
     return true;
   }
   switch (e->op) {
-  case '+': return !__builtin_add_overflow(a, b, out);
-  case '-': return !__builtin_sub_overflow(a, b, out);
-  case '*': return !__builtin_mul_overflow(a, b, out);
-  case '/':
-  case '%':
-    if (b == 0 || (a == INT64_MIN && b == -1)) return false;
-    *out = e->op == '/' ? a / b : a % b;
-    return true;
+    case '+':
+      return !__builtin_add_overflow(a, b, out);
+    case '-':
+      return !__builtin_sub_overflow(a, b, out);
+    case '*':
+      return !__builtin_mul_overflow(a, b, out);
+    case '/':
+    case '%':
+      if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+      *out = e->op == '/' ? a / b : a % b;
+      return true;
   }
   return false;
 }
@@ -510,8 +520,8 @@ bool og_expr_check_constants(const og_expr *e, const char *what, og_diag *d) {
   }
   bool ok = og_expr_check_constants(e->a, what, d) && og_expr_check_constants(e->b, what, d);
   /* "n / 0": the divisor alone is a constant that computes fine, but is zero. */
-  bool divides = (e->kind == OG_E_BIN && (e->op == '/' || e->op == '%')) ||
-                 (e->kind == OG_E_CALL && strcmp(e->name, "cdiv") == 0);
+  bool divides =
+      (e->kind == OG_E_BIN && (e->op == '/' || e->op == '%')) || (e->kind == OG_E_CALL && strcmp(e->name, "cdiv") == 0);
   int64_t divisor;
   if (ok && divides && !og_expr_has_names(e->b) && og_expr_eval(e->b, NULL, NULL, &divisor) && divisor == 0) {
     og_diag_error(d, e->b->loc, "%s divides by zero", what);

@@ -33,10 +33,10 @@ typedef enum og_expr_kind {
 
 typedef struct og_expr {
   og_expr_kind kind;
-  og_loc loc;  /* where this node starts */
+  og_loc loc; /* where this node starts */
   int64_t ival;
-  char *name;  /* OG_E_NAME variable, OG_E_CALL function */
-  char op;     /* OG_E_BIN */
+  char *name; /* OG_E_NAME variable, OG_E_CALL function */
+  char op;    /* OG_E_BIN */
   struct og_expr *a, *b;
 } og_expr;
 

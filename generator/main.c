@@ -24,19 +24,20 @@
 #endif
 
 static void og_usage(FILE *f) {
-  fputs("usage: opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR] [--max-errors N]\n"
-        "                  [--quiet] SPEC.yaml...\n"
-        "  --check          validate the specs, write nothing\n"
-        "  --verify         write nothing; fail, listing each file, unless DIR already holds exactly\n"
-        "                   what would be written (the drift check for a committed DIR)\n"
-        "  --out DIR        where generated files go (default: generated)\n"
-        "  --package NAME   the Python package the ops belong to; FFI targets are NAME_<op>\n"
-        "                   (default: opspec)\n"
-        "  --templates DIR  read the templates from DIR (default: the ones built into opspec-gen)\n"
-        "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
-        "  --quiet          print nothing but errors\n"
-        "  --version        print opspec-gen's version\n",
-        f);
+  fputs(
+      "usage: opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR] [--max-errors N]\n"
+      "                  [--quiet] SPEC.yaml...\n"
+      "  --check          validate the specs, write nothing\n"
+      "  --verify         write nothing; fail, listing each file, unless DIR already holds exactly\n"
+      "                   what would be written (the drift check for a committed DIR)\n"
+      "  --out DIR        where generated files go (default: generated)\n"
+      "  --package NAME   the Python package the ops belong to; FFI targets are NAME_<op>\n"
+      "                   (default: opspec)\n"
+      "  --templates DIR  read the templates from DIR (default: the ones built into opspec-gen)\n"
+      "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
+      "  --quiet          print nothing but errors\n"
+      "  --version        print opspec-gen's version\n",
+      f);
 }
 
 /* A package name becomes a Python import name, a C string and the prefix of FFI target
@@ -150,15 +151,16 @@ int main(int argc, char **argv) {
     if (!og_emit_all(env, ops, nops, out_dir, &opts, &stats, &d)) {
       fprintf(stderr, "%s", og_buf_str(&d.out));
       if (verify)
-        fprintf(stderr, "opspec-gen: %s is out of date: %d of %d files differ or are missing, %d stale; regenerate it\n",
+        fprintf(stderr,
+                "opspec-gen: %s is out of date: %d of %d files differ or are missing, %d stale; regenerate it\n",
                 out_dir, stats.written, stats.files, stats.removed);
       status = 1;
     } else if (verify) {
       if (!quiet)
         printf("opspec-gen: %s is up to date (%zu op%s, %d files)\n", out_dir, nops, nops == 1 ? "" : "s", stats.files);
     } else if (!quiet) {
-      printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s", stats.files, stats.written,
-             stats.removed, out_dir);
+      printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s",
+             stats.files, stats.written, stats.removed, out_dir);
     }
     og_tmpl_env_free(env);
   } else if (!quiet) {

@@ -51,13 +51,13 @@ typedef struct og_array {
   size_t index; /* position among arrays of its role */
   char *name;
   og_loc dtype_loc;
-  char *dtype;   /* a dtype name, or a type variable's name */
-  int typevar;   /* index into op->types, or -1 for a concrete dtype */
+  char *dtype; /* a dtype name, or a type variable's name */
+  int typevar; /* index into op->types, or -1 for a concrete dtype */
   og_dim *dims;
   size_t ndims;
   bool has_ellipsis;
-  int alias_of;  /* outputs: index of the input it aliases, or -1 */
-  bool aliased;  /* inputs: some output aliases it */
+  int alias_of;           /* outputs: index of the input it aliases, or -1 */
+  bool aliased;           /* inputs: some output aliases it */
   og_content_check check; /* inputs only */
 } og_array;
 
@@ -67,7 +67,7 @@ typedef struct og_typevar {
   char **choices; /* dtype names */
   og_loc *choice_locs;
   size_t nchoices;
-  int bound_by;   /* index of the first input with this type, or -1 (an error) */
+  int bound_by; /* index of the first input with this type, or -1 (an error) */
 } og_typevar;
 
 /* Attribute types: the closed vocabulary of `attrs[].type`. */
@@ -111,10 +111,10 @@ typedef struct og_attr {
 } og_attr;
 
 typedef struct og_body {
-  og_loc loc;   /* the YAML scalar */
-  int line;     /* first content line, for #line */
-  char *text;   /* "" if absent */
-  int indent;   /* columns the YAML block indents it by (4 for one-line bodies) */
+  og_loc loc; /* the YAML scalar */
+  int line;   /* first content line, for #line */
+  char *text; /* "" if absent */
+  int indent; /* columns the YAML block indents it by (4 for one-line bodies) */
   bool present;
 } og_body;
 

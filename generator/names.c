@@ -12,6 +12,8 @@ typedef struct og_reserved_group {
 static const char *const og_launch_indices[] = {"i", "j", "k", NULL};
 /* Kept free for the per-call `backend=` keyword argument of every op. */
 static const char *const og_opspec_words[] = {"backend", NULL};
+/* Word lists, aligned by hand. */
+/* clang-format off */
 static const char *const og_c_keywords[] = {
     "auto",   "break",  "case",     "char",     "const",  "continue", "default", "do",     "double",
     "else",   "enum",   "extern",   "float",    "for",    "goto",     "if",      "inline", "int",
@@ -39,6 +41,8 @@ static const char *const og_c_macros[] = {"errno", "math_errhandling", "stdin", 
 static const char *const og_cuda_builtins[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
                                                "dim3", NULL};
 
+/* clang-format on */
+
 static const og_reserved_group og_reserved_groups[] = {
     {"a launch index (i, j, k)", og_launch_indices},
     {"reserved for the backend= argument every op takes", og_opspec_words},
@@ -57,8 +61,8 @@ static bool og_starts_with_nocase(const char *s, const char *prefix) {
 
 /* CUDA's vector types: char1 ... ulonglong4, float1 ... double4. */
 static bool og_is_cuda_vector_type(const char *name) {
-  static const char *const bases[] = {"char", "uchar", "short", "ushort", "int", "uint", "long",
-                                      "ulong", "longlong", "ulonglong", "float", "double"};
+  static const char *const bases[] = {"char", "uchar", "short",    "ushort",    "int",   "uint",
+                                      "long", "ulong", "longlong", "ulonglong", "float", "double"};
   size_t len = strlen(name);
   if (len < 2 || name[len - 1] < '1' || name[len - 1] > '4') return false;
   for (size_t b = 0; b < sizeof bases / sizeof *bases; ++b)
@@ -82,8 +86,7 @@ const char *og_reserved_why(const char *name) {
       if (strcmp(*n, name) == 0) return og_reserved_groups[g].why;
   if (name[0] == '_')
     return "names starting with '_' are reserved (by C and C++, and for the generated Python module's own names)";
-  if (og_starts_with_nocase(name, "opspec"))
-    return "names starting with 'opspec' are reserved for the generated code";
+  if (og_starts_with_nocase(name, "opspec")) return "names starting with 'opspec' are reserved for the generated code";
   if (og_starts_with_nocase(name, "cuda") || strncmp(name, "CU_", 3) == 0)
     return "names starting with 'cuda' are reserved for the CUDA runtime";
   size_t len = strlen(name);
@@ -91,6 +94,7 @@ const char *og_reserved_why(const char *name) {
     return "names ending in '_t' are reserved for types (int64_t, size_t, ...)";
   if (og_is_cuda_vector_type(name)) return "a CUDA vector type";
   if (og_is_macro_style(name))
-    return "names in capitals are reserved for macros (NULL, INFINITY, INT64_MAX, ...); a single capital letter is fine";
+    return "names in capitals are reserved for macros (NULL, INFINITY, INT64_MAX, ...); a single capital letter is "
+           "fine";
   return NULL;
 }

@@ -97,12 +97,12 @@ static void og_check_expr_name(const og_expr *n, void *ud) {
   if (attr && attr->has_type && og_attr_types[attr->type].integer) return;
   if (og_is_size_name(c->op, n->name, c->scope)) return;
   if (attr)
-    og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s",
-                  c->what, n->name, attr->has_type ? og_attr_types[attr->type].name : "?",
+    og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s", c->what,
+                  n->name, attr->has_type ? og_attr_types[attr->type].name : "?",
                   c->scope == OG_SCOPE_LAUNCH ? "launch configurations" : "shapes");
   else
-    og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s",
-                  c->what, n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
+    og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s", c->what,
+                  n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
 }
 
 static void og_check_expr(const og_op *op, const og_expr *e, og_scope scope, const char *what, og_diag *d) {
@@ -132,8 +132,7 @@ static void og_check_arrays(const og_op *op, const og_array *arrays, size_t n, o
       og_diag_error(d, a->loc, "'%s' has a '...' dim but no input does, so its size is unknown", a->name);
     if (a->role == OG_SCRATCH && a->has_ellipsis)
       og_diag_error(d, a->loc, "scratch buffer '%s' may not have a '...' dim", a->name);
-    for (size_t j = 0; j < a->ndims; ++j)
-      og_check_expr(op, a->dims[j].expr, OG_SCOPE_SHAPE, "shape", d);
+    for (size_t j = 0; j < a->ndims; ++j) og_check_expr(op, a->dims[j].expr, OG_SCOPE_SHAPE, "shape", d);
   }
 }
 
@@ -149,8 +148,8 @@ static void og_check_contents(const og_op *op, const og_array *a, og_diag *d) {
   for (size_t c = 0; a->typevar >= 0 && c < op->types[a->typevar].nchoices; ++c)
     integer &= og_is_integer_dtype(op->types[a->typevar].choices[c]);
   if (!integer)
-    og_diag_error(d, a->check.loc, "input '%s' has a check, but checks apply only to integer inputs (its dtype is %s)", a->name,
-                  a->dtype);
+    og_diag_error(d, a->check.loc, "input '%s' has a check, but checks apply only to integer inputs (its dtype is %s)",
+                  a->name, a->dtype);
   og_check_expr(op, a->check.min, OG_SCOPE_SHAPE, "check 'min'", d);
   og_check_expr(op, a->check.max, OG_SCOPE_SHAPE, "check 'max'", d);
 }
@@ -163,9 +162,11 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
   if (!op->kernel.present && !op->cpu.present)
     og_diag_error(d, op->loc, "op '%s' has no CPU implementation: give 'launch' + 'kernel' or a 'cpu' body", op->name);
   if (op->threads.n && !op->kernel.present)
-    og_diag_error(d, op->threads.loc, "'threads_per_block' applies to the portable 'kernel'; put it on each 'cuda' kernel instead");
+    og_diag_error(d, op->threads.loc,
+                  "'threads_per_block' applies to the portable 'kernel'; put it on each 'cuda' kernel instead");
   if (op->threads.n && op->launch.n && op->threads.n != op->launch.n)
-    og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n, op->launch.n);
+    og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n,
+                  op->launch.n);
   og_check_launch(op, &op->launch, "'launch'", false, d);
   og_check_launch(op, &op->threads, "'threads_per_block'", true, d);
 
@@ -179,13 +180,15 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
       og_diag_error(d, k->loc, "cuda kernel '%s' gives '%s' without '%s'", k->name ? k->name : "?",
                     grid ? "grid" : "block", grid ? "block" : "grid");
     if (grid && launch)
-      og_diag_error(d, k->grid.loc, "cuda kernel '%s' gives both 'grid' and 'launch'; use one", k->name ? k->name : "?");
+      og_diag_error(d, k->grid.loc, "cuda kernel '%s' gives both 'grid' and 'launch'; use one",
+                    k->name ? k->name : "?");
     if (!grid && !block && !launch)
       og_diag_error(d, k->loc, "cuda kernel '%s' needs 'grid' + 'block' or 'launch'", k->name ? k->name : "?");
     if (k->threads.n && !launch)
       og_diag_error(d, k->threads.loc, "'threads_per_block' goes with 'launch', not with 'grid' + 'block'");
     if (k->threads.n && launch && k->threads.n != k->launch.n)
-      og_diag_error(d, k->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", k->threads.n, k->launch.n);
+      og_diag_error(d, k->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", k->threads.n,
+                    k->launch.n);
     if (grid && block && k->grid.n != k->block.n)
       og_diag_error(d, k->block.loc, "'grid' has %zu extents but 'block' has %zu", k->grid.n, k->block.n);
     og_check_launch(op, &k->launch, "'launch'", false, d);
@@ -195,7 +198,8 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
     og_check_expr(op, k->shared_mem, OG_SCOPE_LAUNCH, "'shared_mem'", d);
   }
   if (op->nscratch && !op->cpu.present && !op->ncuda)
-    og_diag_error(d, op->scratch[0].loc, "scratch buffers are only visible to raw 'cpu' and 'cuda' bodies, and this op has neither");
+    og_diag_error(d, op->scratch[0].loc,
+                  "scratch buffers are only visible to raw 'cpu' and 'cuda' bodies, and this op has neither");
 }
 
 /* A body may not declare a local named like a name the generated code declares around
@@ -226,7 +230,12 @@ static const char *og_generated_name(const og_op *op, const char *name, size_t i
     if (len <= sl || strcmp(name + len - sl, suffixes[s]) != 0) continue;
     char *base = og_xstrndup(name, len - sl);
     a = og_op_array(op, base);
-    if (a) og_buf_printf(why, "the %s of %s '%s'", s ? "shape" : "size", a->role == OG_INPUT ? "input" : a->role == OG_OUTPUT ? "output" : "scratch buffer", base);
+    if (a)
+      og_buf_printf(why, "the %s of %s '%s'", s ? "shape" : "size",
+                    a->role == OG_INPUT    ? "input"
+                    : a->role == OG_OUTPUT ? "output"
+                                           : "scratch buffer",
+                    base);
     free(base);
     if (a) return og_buf_str(why);
   }
@@ -241,8 +250,8 @@ static void og_check_decl(const char *name, int line, int col, void *ud) {
     const og_body *b = c->body;
     bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
     og_loc loc = {b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1};
-    og_diag_error(c->d, loc, "%s declares '%s', which is %s of the op and already in scope: rename the local", c->what, name,
-                  what);
+    og_diag_error(c->d, loc, "%s declares '%s', which is %s of the op and already in scope: rename the local", c->what,
+                  name, what);
   }
   og_buf_free(&why);
 }
@@ -281,8 +290,8 @@ void og_spec_check(const og_op *op, og_diag *d) {
   /* The handler runtime binds into fixed tables (opspec/limits.h); the loader already
    * capped type variables and attributes. */
   if (op->nsymbols > OPSPEC_MAX_SYMBOLS)
-    og_diag_error(d, og_symbol_loc(op, op->symbols[OPSPEC_MAX_SYMBOLS]), "at most %d shape symbols are supported, got %zu",
-                  OPSPEC_MAX_SYMBOLS, op->nsymbols);
+    og_diag_error(d, og_symbol_loc(op, op->symbols[OPSPEC_MAX_SYMBOLS]),
+                  "at most %d shape symbols are supported, got %zu", OPSPEC_MAX_SYMBOLS, op->nsymbols);
 
   for (size_t t = 0; t < op->ntypes; ++t) {
     if (op->types[t].bound_by < 0)

@@ -54,8 +54,8 @@ void og_keys_finish(og_keys *k, og_diag *d) {
     if (k->used[i]) continue;
     og_buf allowed = {0};
     for (int j = 0; j < k->nknown; ++j) og_buf_printf(&allowed, "%s%s", j ? ", " : "", k->known[j]);
-    og_diag_error(d, k->map->keys[i]->loc, "unknown key '%s' in %s (expected one of: %s)",
-                  k->map->keys[i]->text, k->what, og_buf_str(&allowed));
+    og_diag_error(d, k->map->keys[i]->loc, "unknown key '%s' in %s (expected one of: %s)", k->map->keys[i]->text,
+                  k->what, og_buf_str(&allowed));
     og_buf_free(&allowed);
   }
   for (int i = 0; i < k->nmissing; ++i)
@@ -64,8 +64,7 @@ void og_keys_finish(og_keys *k, og_diag *d) {
 
 bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d) {
   if (n->kind == kind) return true;
-  og_diag_error(d, n->loc, "%s must be a %s, got a %s", what, og_ynode_kind_name(kind),
-                og_ynode_kind_name(n->kind));
+  og_diag_error(d, n->loc, "%s must be a %s, got a %s", what, og_ynode_kind_name(kind), og_ynode_kind_name(n->kind));
   return false;
 }
 
@@ -86,8 +85,7 @@ bool og_want_name_length(const og_ynode *n, const char *what, og_diag *d) {
 bool og_want_ident(const og_ynode *n, const char *what, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return false;
   if (og_is_ident(n->text)) return og_want_name_length(n, what, d);
-  og_diag_error(d, n->loc, "%s must be an identifier ([A-Za-z_][A-Za-z0-9_]*), got '%s'", what,
-                n->text);
+  og_diag_error(d, n->loc, "%s must be an identifier ([A-Za-z_][A-Za-z0-9_]*), got '%s'", what, n->text);
   return false;
 }
 

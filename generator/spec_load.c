@@ -17,10 +17,8 @@
 #include "spec_keys.h"
 
 const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
-    [OG_ATTR_BOOL] = {"bool", "bool", false},
-    [OG_ATTR_INT32] = {"int32", "int", true},
-    [OG_ATTR_INT64] = {"int64", "int", true},
-    [OG_ATTR_FLOAT32] = {"float32", "float", false},
+    [OG_ATTR_BOOL] = {"bool", "bool", false},        [OG_ATTR_INT32] = {"int32", "int", true},
+    [OG_ATTR_INT64] = {"int64", "int", true},        [OG_ATTR_FLOAT32] = {"float32", "float", false},
     [OG_ATTR_FLOAT64] = {"float64", "float", false},
 };
 
@@ -157,7 +155,8 @@ static void og_load_dim(og_dim *dim, const og_ynode *n, og_array_role role, og_d
     }
     og_diag_error(d, n->loc,
                   "input dims must be a non-negative integer, a symbol or '...', got '%s' "
-                  "(expressions belong in output shapes)", n->text);
+                  "(expressions belong in output shapes)",
+                  n->text);
     return;
   }
   dim->kind = OG_DIM_EXPR;
@@ -177,7 +176,8 @@ static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
   if (min) a->check.min = og_load_expr(min, "check 'min'", d);
   if (max) a->check.max = og_load_expr(max, "check 'max'", d);
   if (sorted && og_want_kind(sorted, OG_Y_SCALAR, "check 'sorted'", d)) {
-    if (strcmp(sorted->text, "true") == 0) a->check.sorted = true;
+    if (strcmp(sorted->text, "true") == 0)
+      a->check.sorted = true;
     else if (strcmp(sorted->text, "false") != 0)
       og_diag_error(d, sorted->loc, "check 'sorted' must be true or false, got '%s'", sorted->text);
   }
@@ -302,7 +302,8 @@ static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
         a->has_type = true;
       }
     if (!a->has_type) {
-      og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of bool, int32, int64, float32, float64)", type->text);
+      og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of bool, int32, int64, float32, float64)",
+                    type->text);
       continue;
     }
     if (def && a->name) {
@@ -384,8 +385,10 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
       op->vmap = (og_vmap)m;
       return;
     }
-  og_diag_error(d, n->loc, "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
-                n->text);
+  og_diag_error(
+      d, n->loc,
+      "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
+      n->text);
 }
 
 static og_array *og_find_array(og_array *arrays, size_t n, const char *name) {
@@ -421,8 +424,8 @@ static void og_load_aliases(og_op *op, const og_ynode *m, og_diag *d) {
       continue;
     }
     if (!og_same_shape(ia, oa)) {
-      og_diag_error(d, in->loc, "output '%s' (%s) aliases input '%s' (%s), but their dtypes or shapes differ",
-                    oa->name, oa->dtype ? oa->dtype : "?", ia->name, ia->dtype ? ia->dtype : "?");
+      og_diag_error(d, in->loc, "output '%s' (%s) aliases input '%s' (%s), but their dtypes or shapes differ", oa->name,
+                    oa->dtype ? oa->dtype : "?", ia->name, ia->dtype ? ia->dtype : "?");
       continue;
     }
     ia->aliased = true;

@@ -67,7 +67,6 @@ void og_tmpl_env_add(og_tmpl_env *env, const char *name, const char *path, const
 /* Renders template `name` with `ctx` (a map; NULL behaves as an empty one) appended to
  * `out`. Returns false and reports through `d` on error; `out` then holds partial
  * output. */
-bool og_tmpl_render(og_tmpl_env *env, const char *name, const og_value *ctx, og_buf *out,
-                    og_diag *d);
+bool og_tmpl_render(og_tmpl_env *env, const char *name, const og_value *ctx, og_buf *out, og_diag *d);
 
 #endif /* OG_TMPL_H */

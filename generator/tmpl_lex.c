@@ -59,16 +59,13 @@ static og_tmpl_tok *og_tmpl_lex_push(og_tmpl_lexer *lx, og_tmpl_tok_kind kind, s
 static bool og_tmpl_is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
-static bool og_tmpl_is_alpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+static bool og_tmpl_is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool og_tmpl_is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Offset of the next "{{", "{%" or "{#" at or after `from`, or n. */
 static size_t og_tmpl_find_open(const og_tmpl_lexer *lx, size_t from) {
   for (size_t i = from; i + 1 < lx->n; ++i)
-    if (lx->s[i] == '{' && (lx->s[i + 1] == '{' || lx->s[i + 1] == '%' || lx->s[i + 1] == '#'))
-      return i;
+    if (lx->s[i] == '{' && (lx->s[i + 1] == '{' || lx->s[i + 1] == '%' || lx->s[i + 1] == '#')) return i;
   return lx->n;
 }
 
@@ -121,8 +118,7 @@ static bool og_tmpl_lex_token(og_tmpl_lexer *lx) {
     if (c > ' ' && c < 0x7f)
       og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected character '%c' in tag", c);
     else
-      og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected byte 0x%02x in tag",
-                    (unsigned char)c);
+      og_diag_error(lx->d, og_tmpl_lex_loc(lx, p), "unexpected byte 0x%02x in tag", (unsigned char)c);
     return false;
   }
   og_tmpl_tok *tok = og_tmpl_lex_push(lx, kind, p);
@@ -144,13 +140,11 @@ static bool og_tmpl_lex_tag(og_tmpl_lexer *lx, size_t open, og_tmpl_after *after
     while (lx->pos < lx->n && og_tmpl_is_space(s[lx->pos])) lx->pos++;
     size_t p = lx->pos;
     if (p >= lx->n) {
-      og_diag_error(lx->d, open_loc, "unterminated '%s' tag (missing '%s')",
-                    block ? "{%" : "{{", block ? "%}" : "}}");
+      og_diag_error(lx->d, open_loc, "unterminated '%s' tag (missing '%s')", block ? "{%" : "{{", block ? "%}" : "}}");
       return false;
     }
     char mod = 0;
-    if ((s[p] == '-' || (block && s[p] == '+')) && s[p + 1] == closer && s[p + 2] == '}')
-      mod = s[p];
+    if ((s[p] == '-' || (block && s[p] == '+')) && s[p + 1] == closer && s[p + 2] == '}') mod = s[p];
     if (mod || (s[p] == closer && s[p + 1] == '}')) {
       og_tmpl_lex_push(lx, OG_TK_TAG_END, p);
       lx->pos = p + (mod ? 3 : 2);

@@ -57,22 +57,36 @@ static bool og_tmpl_is_reserved(const og_tmpl_tok *tok) {
 /* How a token reads in "expected X, got Y" messages. */
 static void og_tmpl_tok_desc(const og_tmpl_tok *tok, og_buf *out) {
   switch (tok->kind) {
-    case OG_TK_TEXT: og_buf_puts(out, "text"); return;
-    case OG_TK_OUT_BEGIN: og_buf_puts(out, "'{{'"); return;
-    case OG_TK_BLOCK_BEGIN: og_buf_puts(out, "'{%'"); return;
-    case OG_TK_TAG_END: og_buf_puts(out, "end of tag"); return;
+    case OG_TK_TEXT:
+      og_buf_puts(out, "text");
+      return;
+    case OG_TK_OUT_BEGIN:
+      og_buf_puts(out, "'{{'");
+      return;
+    case OG_TK_BLOCK_BEGIN:
+      og_buf_puts(out, "'{%'");
+      return;
+    case OG_TK_TAG_END:
+      og_buf_puts(out, "end of tag");
+      return;
     case OG_TK_NAME:
       og_buf_printf(out, "%s'%s'", og_tmpl_is_any(tok, og_tmpl_literals) ? "literal " : "", tok->text);
       return;
-    case OG_TK_STR: og_buf_puts(out, "string"); return;
-    case OG_TK_DOT: og_buf_puts(out, "'.'"); return;
+    case OG_TK_STR:
+      og_buf_puts(out, "string");
+      return;
+    case OG_TK_DOT:
+      og_buf_puts(out, "'.'");
+      return;
     case OG_TK_UNSUPPORTED:
       if (tok->text[0] >= '0' && tok->text[0] <= '9')
         og_buf_printf(out, "number %s", tok->text);
       else
         og_buf_printf(out, "'%s'", tok->text);
       return;
-    case OG_TK_EOF: og_buf_puts(out, "end of template"); return;
+    case OG_TK_EOF:
+      og_buf_puts(out, "end of template");
+      return;
   }
   og_buf_puts(out, "token");
 }
@@ -211,8 +225,7 @@ static og_tmpl_node *og_tmpl_parse_stmt(og_tmpl_parser *p) {
     og_diag_error(p->d, kw->loc, "unexpected 'endfor' with no matching opening tag");
     return NULL;
   }
-  og_diag_error(p->d, kw->loc, "unknown statement '%s' (templates support for, endfor, include)",
-                kw->text);
+  og_diag_error(p->d, kw->loc, "unknown statement '%s' (templates support for, endfor, include)", kw->text);
   return NULL;
 }
 

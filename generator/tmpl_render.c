@@ -29,12 +29,18 @@ typedef struct og_tmpl_renderer {
 
 static const char *og_tmpl_kind_name(og_value_kind k) {
   switch (k) {
-    case OG_V_NULL: return "null";
-    case OG_V_BOOL: return "bool";
-    case OG_V_INT: return "int";
-    case OG_V_STR: return "string";
-    case OG_V_LIST: return "list";
-    case OG_V_MAP: return "map";
+    case OG_V_NULL:
+      return "null";
+    case OG_V_BOOL:
+      return "bool";
+    case OG_V_INT:
+      return "int";
+    case OG_V_STR:
+      return "string";
+    case OG_V_LIST:
+      return "list";
+    case OG_V_MAP:
+      return "map";
   }
   return "value";
 }
@@ -45,8 +51,7 @@ static og_loc og_tmpl_path_loc(const og_tmpl_path *path) { return path->segs[pat
 
 /* The value at `path`; NULL after reporting why there is none. Values are borrowed
  * from the context, which outlives the render. */
-static const og_value *og_tmpl_eval(og_tmpl_renderer *r, const og_tmpl_path *path,
-                                    const og_tmpl_scope *s) {
+static const og_value *og_tmpl_eval(og_tmpl_renderer *r, const og_tmpl_path *path, const og_tmpl_scope *s) {
   const og_tmpl_seg *seg = &path->segs[0];
   while (s && strcmp(s->name, seg->name) != 0) s = s->up;
   const og_value *v = s ? s->value : og_map_get(r->ctx, seg->name);
@@ -71,25 +76,30 @@ static const og_value *og_tmpl_eval(og_tmpl_renderer *r, const og_tmpl_path *pat
   return v;
 }
 
-static bool og_tmpl_render_output(og_tmpl_renderer *r, const og_tmpl_node *n,
-                                  const og_tmpl_scope *s) {
+static bool og_tmpl_render_output(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
   const og_value *v = og_tmpl_eval(r, &n->path, s);
   if (!v) return false;
   switch (og_value_kind_of(v)) {
-    case OG_V_NULL: return true;
-    case OG_V_BOOL: og_buf_puts(r->out, og_value_as_bool(v) ? "true" : "false"); return true;
-    case OG_V_INT: og_buf_printf(r->out, "%" PRId64, og_value_as_int(v)); return true;
-    case OG_V_STR: og_buf_puts(r->out, og_value_as_str(v)); return true;
+    case OG_V_NULL:
+      return true;
+    case OG_V_BOOL:
+      og_buf_puts(r->out, og_value_as_bool(v) ? "true" : "false");
+      return true;
+    case OG_V_INT:
+      og_buf_printf(r->out, "%" PRId64, og_value_as_int(v));
+      return true;
+    case OG_V_STR:
+      og_buf_puts(r->out, og_value_as_str(v));
+      return true;
     case OG_V_LIST:
-    case OG_V_MAP: break;
+    case OG_V_MAP:
+      break;
   }
-  og_diag_error(r->d, og_tmpl_path_loc(&n->path), "cannot print a %s",
-                og_tmpl_kind_name(og_value_kind_of(v)));
+  og_diag_error(r->d, og_tmpl_path_loc(&n->path), "cannot print a %s", og_tmpl_kind_name(og_value_kind_of(v)));
   return false;
 }
 
-static bool og_tmpl_render_nodes(og_tmpl_renderer *r, const og_tmpl_node *n,
-                                 const og_tmpl_scope *s);
+static bool og_tmpl_render_nodes(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s);
 
 static bool og_tmpl_render_for(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
   const og_value *list = og_tmpl_eval(r, &n->path, s);
@@ -106,8 +116,7 @@ static bool og_tmpl_render_for(og_tmpl_renderer *r, const og_tmpl_node *n, const
   return true;
 }
 
-static bool og_tmpl_render_include(og_tmpl_renderer *r, const og_tmpl_node *n,
-                                   const og_tmpl_scope *s) {
+static bool og_tmpl_render_include(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
   if (r->depth >= OG_TMPL_MAX_INCLUDE_DEPTH) {
     og_diag_error(r->d, n->loc, "includes nested deeper than %d (recursive include of '%s'?)",
                   OG_TMPL_MAX_INCLUDE_DEPTH, n->text);
@@ -124,23 +133,29 @@ static bool og_tmpl_render_include(og_tmpl_renderer *r, const og_tmpl_node *n,
   return ok;
 }
 
-static bool og_tmpl_render_nodes(og_tmpl_renderer *r, const og_tmpl_node *n,
-                                 const og_tmpl_scope *s) {
+static bool og_tmpl_render_nodes(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
   for (; n; n = n->next) {
     bool ok = true;
     switch (n->kind) {
-      case OG_TN_TEXT: og_buf_append(r->out, n->text, n->len); break;
-      case OG_TN_OUTPUT: ok = og_tmpl_render_output(r, n, s); break;
-      case OG_TN_FOR: ok = og_tmpl_render_for(r, n, s); break;
-      case OG_TN_INCLUDE: ok = og_tmpl_render_include(r, n, s); break;
+      case OG_TN_TEXT:
+        og_buf_append(r->out, n->text, n->len);
+        break;
+      case OG_TN_OUTPUT:
+        ok = og_tmpl_render_output(r, n, s);
+        break;
+      case OG_TN_FOR:
+        ok = og_tmpl_render_for(r, n, s);
+        break;
+      case OG_TN_INCLUDE:
+        ok = og_tmpl_render_include(r, n, s);
+        break;
     }
     if (!ok) return false;
   }
   return true;
 }
 
-bool og_tmpl_render(og_tmpl_env *env, const char *name, const og_value *ctx, og_buf *out,
-                    og_diag *d) {
+bool og_tmpl_render(og_tmpl_env *env, const char *name, const og_value *ctx, og_buf *out, og_diag *d) {
   const og_tmpl_node *root = og_tmpl_env_get(env, name, d);
   if (!root) return false;
   og_tmpl_renderer r = {env, ctx, out, d, 0};

@@ -73,9 +73,7 @@ bool og_value_as_bool(const og_value *v) { return v && v->kind == OG_V_BOOL && v
 
 int64_t og_value_as_int(const og_value *v) { return v && v->kind == OG_V_INT ? v->i : 0; }
 
-const char *og_value_as_str(const og_value *v) {
-  return v && v->kind == OG_V_STR ? v->s : NULL;
-}
+const char *og_value_as_str(const og_value *v) { return v && v->kind == OG_V_STR ? v->s : NULL; }
 
 void og_list_push(og_value *list, og_value *item) {
   if (!list || list->kind != OG_V_LIST) og_value_misuse("og_list_push", "not a list");
@@ -84,9 +82,7 @@ void og_list_push(og_value *list, og_value *item) {
   list->items[list->len++] = item;
 }
 
-size_t og_list_len(const og_value *list) {
-  return list && list->kind == OG_V_LIST ? list->len : 0;
-}
+size_t og_list_len(const og_value *list) { return list && list->kind == OG_V_LIST ? list->len : 0; }
 
 const og_value *og_list_at(const og_value *list, size_t i) {
   return list && list->kind == OG_V_LIST && i < list->len ? list->items[i] : NULL;
@@ -121,14 +117,8 @@ const og_value *og_map_get(const og_value *map, const char *key) {
   return i < map->len ? map->items[i] : NULL;
 }
 
-void og_map_set_str(og_value *map, const char *key, const char *s) {
-  og_map_set(map, key, og_value_str(s));
-}
+void og_map_set_str(og_value *map, const char *key, const char *s) { og_map_set(map, key, og_value_str(s)); }
 
-void og_map_set_int(og_value *map, const char *key, int64_t i) {
-  og_map_set(map, key, og_value_int(i));
-}
+void og_map_set_int(og_value *map, const char *key, int64_t i) { og_map_set(map, key, og_value_int(i)); }
 
-void og_map_set_bool(og_value *map, const char *key, bool b) {
-  og_map_set(map, key, og_value_bool(b));
-}
+void og_map_set_bool(og_value *map, const char *key, bool b) { og_map_set(map, key, og_value_bool(b)); }

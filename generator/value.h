@@ -25,8 +25,8 @@ typedef struct og_value og_value;
 og_value *og_value_null(void);
 og_value *og_value_bool(bool b);
 og_value *og_value_int(int64_t i);
-og_value *og_value_str(const char *s);       /* copies s */
-og_value *og_value_str_take(char *s);        /* takes a malloc'd s */
+og_value *og_value_str(const char *s); /* copies s */
+og_value *og_value_str_take(char *s);  /* takes a malloc'd s */
 og_value *og_value_list(void);
 og_value *og_value_map(void);
 void og_value_free(og_value *v);

@@ -69,8 +69,10 @@ static og_loc og_yl_loc_of_offset(const og_yloader *l, size_t offset) {
   size_t lo = 0, hi = l->nlines; /* find the last line starting at or before offset */
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (l->line_starts[mid] <= offset) lo = mid;
-    else hi = mid;
+    if (l->line_starts[mid] <= offset)
+      lo = mid;
+    else
+      hi = mid;
   }
   return (og_loc){l->src, (int)lo + 1, (int)(offset - l->line_starts[lo]) + 1};
 }
@@ -85,20 +87,20 @@ static void og_yl_parser_error(og_yloader *l) {
   const yaml_parser_t *p = &l->parser;
   const char *problem = p->problem ? p->problem : "syntax error";
   switch (p->error) {
-  case YAML_MEMORY_ERROR:
-    og_diag_error(l->d, (og_loc){l->src, 1, 1}, "libyaml ran out of memory");
-    return;
-  case YAML_READER_ERROR:
-    /* Encoding problems: libyaml gives a byte offset and the offending value, not a
+    case YAML_MEMORY_ERROR:
+      og_diag_error(l->d, (og_loc){l->src, 1, 1}, "libyaml ran out of memory");
+      return;
+    case YAML_READER_ERROR:
+      /* Encoding problems: libyaml gives a byte offset and the offending value, not a
      * mark. */
-    if (p->problem_value >= 0)
-      og_diag_error(l->d, og_yl_loc_of_offset(l, p->problem_offset), "%s (0x%02X)", problem,
-                    (unsigned)p->problem_value);
-    else
-      og_diag_error(l->d, og_yl_loc_of_offset(l, p->problem_offset), "%s", problem);
-    return;
-  default:
-    break;
+      if (p->problem_value >= 0)
+        og_diag_error(l->d, og_yl_loc_of_offset(l, p->problem_offset), "%s (0x%02X)", problem,
+                      (unsigned)p->problem_value);
+      else
+        og_diag_error(l->d, og_yl_loc_of_offset(l, p->problem_offset), "%s", problem);
+      return;
+    default:
+      break;
   }
   og_loc at = og_yl_loc(l, p->problem_mark);
   if (!p->context) {
@@ -127,8 +129,7 @@ static bool og_yl_next(og_yloader *l, yaml_event_t *ev) {
 
 /* Anchors and tags: both are node properties, reported at the node's start (libyaml's
  * start mark for a node with properties is that of its first property). */
-static void og_yl_check_props(og_yloader *l, og_loc loc, const yaml_char_t *anchor,
-                              const yaml_char_t *tag) {
+static void og_yl_check_props(og_yloader *l, og_loc loc, const yaml_char_t *anchor, const yaml_char_t *tag) {
   if (anchor) og_yl_error(l, loc, "anchors and aliases are not supported in specs");
   if (tag) {
     /* Tags are rejected rather than ignored: "!!str 3" asks for a meaning the spec
@@ -159,11 +160,21 @@ static og_ynode *og_yl_scalar(og_yloader *l, yaml_event_t *ev) {
   n->len = ev->data.scalar.length;
   n->text = og_xstrndup((const char *)ev->data.scalar.value, n->len);
   switch (ev->data.scalar.style) {
-  case YAML_SINGLE_QUOTED_SCALAR_STYLE: n->style = OG_YS_SINGLE; break;
-  case YAML_DOUBLE_QUOTED_SCALAR_STYLE: n->style = OG_YS_DOUBLE; break;
-  case YAML_LITERAL_SCALAR_STYLE: n->style = OG_YS_LITERAL; break;
-  case YAML_FOLDED_SCALAR_STYLE: n->style = OG_YS_FOLDED; break;
-  default: n->style = OG_YS_PLAIN; break;
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE:
+      n->style = OG_YS_SINGLE;
+      break;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
+      n->style = OG_YS_DOUBLE;
+      break;
+    case YAML_LITERAL_SCALAR_STYLE:
+      n->style = OG_YS_LITERAL;
+      break;
+    case YAML_FOLDED_SCALAR_STYLE:
+      n->style = OG_YS_FOLDED;
+      break;
+    default:
+      n->style = OG_YS_PLAIN;
+      break;
   }
   /* A block scalar's start mark is its '|' or '>' indicator (checked in
    * test_yaml_tree.c); the content begins on the next line, and line k of the
@@ -198,8 +209,7 @@ fail:
 
 static og_ynode *og_yl_find_key(const og_ynode *map, const og_ynode *key) {
   for (size_t i = 0; i < map->n; ++i)
-    if (map->keys[i]->len == key->len && memcmp(map->keys[i]->text, key->text, key->len) == 0)
-      return map->keys[i];
+    if (map->keys[i]->len == key->len && memcmp(map->keys[i]->text, key->text, key->len) == 0) return map->keys[i];
   return NULL;
 }
 
@@ -227,8 +237,7 @@ static og_ynode *og_yl_map(og_yloader *l, yaml_event_t *ev, int depth) {
      * order; the pair is then dropped but its value still parsed and checked. */
     bool keep = !key_is_alias; /* the alias error is already out */
     if (keep && key->kind != OG_Y_SCALAR) {
-      og_diag_error(l->d, key->loc, "mapping keys must be scalars, got a %s",
-                    og_ynode_kind_name(key->kind));
+      og_diag_error(l->d, key->loc, "mapping keys must be scalars, got a %s", og_ynode_kind_name(key->kind));
       l->errors++;
       keep = false;
     }
@@ -281,23 +290,26 @@ static og_ynode *og_yl_node(og_yloader *l, yaml_event_t *ev, int depth) {
     return NULL;
   }
   switch (ev->type) {
-  case YAML_SCALAR_EVENT: return og_yl_scalar(l, ev);
-  case YAML_SEQUENCE_START_EVENT: return og_yl_seq(l, ev, depth);
-  case YAML_MAPPING_START_EVENT: return og_yl_map(l, ev, depth);
-  case YAML_ALIAS_EVENT: {
-    og_yl_error(l, loc, "anchors and aliases are not supported in specs");
-    yaml_event_delete(ev);
-    /* A stand-in keeps the tree's shape so the parse can go on to find more errors;
+    case YAML_SCALAR_EVENT:
+      return og_yl_scalar(l, ev);
+    case YAML_SEQUENCE_START_EVENT:
+      return og_yl_seq(l, ev, depth);
+    case YAML_MAPPING_START_EVENT:
+      return og_yl_map(l, ev, depth);
+    case YAML_ALIAS_EVENT: {
+      og_yl_error(l, loc, "anchors and aliases are not supported in specs");
+      yaml_event_delete(ev);
+      /* A stand-in keeps the tree's shape so the parse can go on to find more errors;
      * the tree is never returned. */
-    og_ynode *stub = og_ynode_new(OG_Y_SCALAR, loc);
-    stub->text = og_xstrdup("");
-    return stub;
-  }
-  default:
-    /* libyaml only emits node events here. */
-    og_yl_error(l, loc, "unexpected YAML event");
-    yaml_event_delete(ev);
-    return NULL;
+      og_ynode *stub = og_ynode_new(OG_Y_SCALAR, loc);
+      stub->text = og_xstrdup("");
+      return stub;
+    }
+    default:
+      /* libyaml only emits node events here. */
+      og_yl_error(l, loc, "unexpected YAML event");
+      yaml_event_delete(ev);
+      return NULL;
   }
 }
 
@@ -331,8 +343,7 @@ static og_ynode *og_yl_stream(og_yloader *l) {
   }
   if (ok) {
     if (ev.type == YAML_DOCUMENT_START_EVENT) {
-      og_yl_error(l, og_yl_loc(l, ev.start_mark),
-                  "a spec must be a single YAML document; found a second one");
+      og_yl_error(l, og_yl_loc(l, ev.start_mark), "a spec must be a single YAML document; found a second one");
       ok = false;
     }
     yaml_event_delete(&ev);
@@ -378,16 +389,18 @@ og_ynode *og_ynode_get(const og_ynode *map, const char *key) {
   if (!map || map->kind != OG_Y_MAP || !key) return NULL;
   size_t len = strlen(key);
   for (size_t i = 0; i < map->n; ++i)
-    if (map->keys[i]->len == len && memcmp(map->keys[i]->text, key, len) == 0)
-      return map->items[i];
+    if (map->keys[i]->len == len && memcmp(map->keys[i]->text, key, len) == 0) return map->items[i];
   return NULL;
 }
 
 const char *og_ynode_kind_name(og_ynode_kind kind) {
   switch (kind) {
-  case OG_Y_SCALAR: return "scalar";
-  case OG_Y_SEQ: return "sequence";
-  case OG_Y_MAP: return "mapping";
+    case OG_Y_SCALAR:
+      return "scalar";
+    case OG_Y_SEQ:
+      return "sequence";
+    case OG_Y_MAP:
+      return "mapping";
   }
   return "node";
 }

@@ -31,12 +31,12 @@ typedef struct og_ynode og_ynode;
 
 struct og_ynode {
   og_ynode_kind kind;
-  og_loc loc;             /* the node's first character (for blocks: the | or >) */
+  og_loc loc; /* the node's first character (for blocks: the | or >) */
   /* OG_Y_SCALAR */
-  char *text;             /* NUL-terminated value (may contain NULs: see len) */
+  char *text; /* NUL-terminated value (may contain NULs: see len) */
   size_t len;
   og_yscalar_style style;
-  int content_line;       /* 1-based line of the first content character: for block
+  int content_line; /* 1-based line of the first content character: for block
                              scalars the line after the indicator, else loc.line */
   /* OG_Y_SEQ: items[0..n); OG_Y_MAP: keys[0..n) (scalars) and items[0..n) values */
   og_ynode **keys;

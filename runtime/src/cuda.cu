@@ -2,8 +2,8 @@
 #include "opspec/cuda.h"
 #include "opspec/ffi_cuda.h"
 
-void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
-                        const int64_t *threads, int64_t shared_mem) {
+void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
+                        int64_t shared_mem) {
   static const int64_t defaults[3][3] = {{256, 1, 1}, {16, 16, 1}, {8, 8, 4}};
   l->kernel = kernel;
   l->shared_mem = shared_mem;
@@ -21,8 +21,8 @@ void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const i
   }
 }
 
-void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid,
-                            const int64_t *block, int64_t shared_mem) {
+void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
+                            int64_t shared_mem) {
   l->kernel = kernel;
   l->shared_mem = shared_mem;
   for (int axis = 0; axis < 3; ++axis) {

@@ -104,8 +104,8 @@ static const char *opspec_dims_label(const XLA_FFI_Buffer *buf, char *out, size_
 
 /* The shape an array's description asks for, "[rows, cols]" or "[..., 3]", with an
  * output's computed dims as numbers. For messages. */
-static const char *opspec_desc_label(const opspec_op_desc *op, const opspec_array_desc *a, const int64_t *extents, char *out,
-                                     size_t n) {
+static const char *opspec_desc_label(const opspec_op_desc *op, const opspec_array_desc *a, const int64_t *extents,
+                                     char *out, size_t n) {
   size_t used = (size_t)snprintf(out, n, "[");
   for (int32_t d = 0; d < a->ndims && used < n; ++d) {
     const char *sep = d ? ", " : "";
@@ -126,7 +126,8 @@ static const char *opspec_desc_label(const opspec_op_desc *op, const opspec_arra
 static const char *opspec_names_label(const opspec_array_desc *a, int32_t count, char *out, size_t n) {
   size_t used = 0;
   out[0] = '\0';
-  for (int32_t i = 0; i < count && used < n; ++i) used += (size_t)snprintf(out + used, n - used, "%s%s", i ? ", " : "", a[i].name);
+  for (int32_t i = 0; i < count && used < n; ++i)
+    used += (size_t)snprintf(out + used, n - used, "%s%s", i ? ", " : "", a[i].name);
   if (count == 0) snprintf(out, n, "none");
   return out;
 }
@@ -137,7 +138,8 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
                                           const char *role, const opspec_array_desc *a, const XLA_FFI_Buffer *buf,
                                           bool is_input, const int64_t *extents) {
   char got[64], want[64], shape[160], spec[160];
-  if (buf == NULL) return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
+  if (buf == NULL)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
   int32_t want_dtype = a->dtype;
   if (a->dtype < 0) {
     int32_t t = -1 - a->dtype;
@@ -148,9 +150,11 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
       if (b->dtypes[t] < 0) {
         size_t used = 0;
         for (int32_t c = 0; c < tv->nchoices && used < sizeof want; ++c)
-          used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "", opspec_dtype_name(tv->choices[c]));
-        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s (type %s), got %s", role,
-                            a->name, want, tv->name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+          used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "",
+                                   opspec_dtype_name(tv->choices[c]));
+        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                            "%s '%s': expected dtype %s (type %s), got %s", role, a->name, want, tv->name,
+                            opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
       }
       if (is_input) b->dtype_from[t] = (int32_t)(a - op->inputs);
     }
@@ -158,19 +162,21 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
     if ((int32_t)buf->dtype != want_dtype && b->dtype_from[t] >= 0)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                           "%s '%s': expected dtype %s (type %s, as input '%s'), got %s", role, a->name,
-                          opspec_dtype_label(want_dtype, want, sizeof want), tv->name, op->inputs[b->dtype_from[t]].name,
-                          opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+                          opspec_dtype_label(want_dtype, want, sizeof want), tv->name,
+                          op->inputs[b->dtype_from[t]].name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
   }
   if ((int32_t)buf->dtype != want_dtype)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s, got %s", role, a->name,
-                        opspec_dtype_label(want_dtype, want, sizeof want), opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s, got %s", role,
+                        a->name, opspec_dtype_label(want_dtype, want, sizeof want),
+                        opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
 
   bool ellipsis = a->ndims > 0 && a->dims[0].kind == OPSPEC_DIM_ELLIPSIS;
   int64_t fixed = ellipsis ? a->ndims - 1 : a->ndims;
   if (buf->rank > OPSPEC_MAX_RANK || (ellipsis ? buf->rank < fixed : buf->rank != fixed))
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld (shape %s), got shape %s",
-                        role, a->name, ellipsis ? "at least " : "", (long long)fixed,
-                        opspec_desc_label(op, a, extents, spec, sizeof spec), opspec_dims_label(buf, shape, sizeof shape));
+    return opspec_error(
+        cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld (shape %s), got shape %s",
+        role, a->name, ellipsis ? "at least " : "", (long long)fixed,
+        opspec_desc_label(op, a, extents, spec, sizeof spec), opspec_dims_label(buf, shape, sizeof shape));
   int64_t lead = buf->rank - fixed; /* dims matched by '...' */
   if (ellipsis) {
     if (b->ellipsis_rank < 0 && is_input) {
@@ -178,8 +184,8 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
       memcpy(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims);
     } else if (b->ellipsis_rank != lead || memcmp(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims) != 0) {
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'", role, a->name,
-                          opspec_dims_label(buf, shape, sizeof shape));
+                          "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'",
+                          role, a->name, opspec_dims_label(buf, shape, sizeof shape));
     }
   }
   for (int64_t d = ellipsis ? 1 : 0; d < a->ndims; ++d) {
@@ -206,10 +212,12 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
     if (got_extent != want_extent) {
       opspec_dims_label(buf, shape, sizeof shape);
       if (sym)
-        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)",
-                            role, a->name, (long long)axis, sym, (long long)got_extent, sym, (long long)want_extent, shape);
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': dim %lld should be %lld, got %lld (shape %s)",
-                          role, a->name, (long long)axis, (long long)want_extent, (long long)got_extent, shape);
+        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                            "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)", role, a->name, (long long)axis,
+                            sym, (long long)got_extent, sym, (long long)want_extent, shape);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "%s '%s': dim %lld should be %lld, got %lld (shape %s)", role, a->name, (long long)axis,
+                          (long long)want_extent, (long long)got_extent, shape);
     }
   }
   return NULL;
@@ -223,7 +231,8 @@ static bool opspec_name_is(const XLA_FFI_ByteSpan *name, const char *want) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static void opspec_append(char *buf, size_t n, size_t *used, const char *fmt, ...) {
+static void
+opspec_append(char *buf, size_t n, size_t *used, const char *fmt, ...) {
   if (*used >= n) return;
   va_list ap;
   va_start(ap, fmt);
@@ -252,8 +261,8 @@ static XLA_FFI_Error *opspec_attr_mismatch(XLA_FFI_CallFrame *cf, const opspec_o
   int missing_count = 0, unexpected_count = 0;
   for (int32_t i = 0; i < op->nattrs; ++i)
     if (!opspec_call_has_attr(cf, op->attrs[i].name))
-      opspec_append(missing, sizeof missing, &missing_used, "%s'%s' (%s)", missing_count++ ? ", " : "", op->attrs[i].name,
-                    opspec_dtype_name(op->attrs[i].dtype));
+      opspec_append(missing, sizeof missing, &missing_used, "%s'%s' (%s)", missing_count++ ? ", " : "",
+                    op->attrs[i].name, opspec_dtype_name(op->attrs[i].dtype));
   for (int64_t j = 0; j < cf->attrs.size; ++j)
     if (!opspec_op_has_attr(op, cf->attrs.names[j]))
       opspec_append(unexpected, sizeof unexpected, &unexpected_used, "%s'%.*s'", unexpected_count++ ? ", " : "",
@@ -265,14 +274,18 @@ static XLA_FFI_Error *opspec_attr_mismatch(XLA_FFI_CallFrame *cf, const opspec_o
                   opspec_dtype_name(op->attrs[i].dtype));
   const XLA_FFI_Error_Code code = XLA_FFI_Error_Code_INVALID_ARGUMENT;
   if (missing_count && unexpected_count)
-    return opspec_error(cf, code, op->name, "missing attribute%s %s; unexpected attribute%s %s (expected attributes: %s)",
+    return opspec_error(cf, code, op->name,
+                        "missing attribute%s %s; unexpected attribute%s %s (expected attributes: %s)",
                         missing_count > 1 ? "s" : "", missing, unexpected_count > 1 ? "s" : "", unexpected, expected);
-  if (missing_count) return opspec_error(cf, code, op->name, "missing attribute%s %s", missing_count > 1 ? "s" : "", missing);
+  if (missing_count)
+    return opspec_error(cf, code, op->name, "missing attribute%s %s", missing_count > 1 ? "s" : "", missing);
   if (unexpected_count)
-    return opspec_error(cf, code, op->name, "unexpected attribute%s %s (expected %s%s)", unexpected_count > 1 ? "s" : "",
-                        unexpected, op->nattrs ? "attributes: " : "no attributes", expected);
+    return opspec_error(cf, code, op->name, "unexpected attribute%s %s (expected %s%s)",
+                        unexpected_count > 1 ? "s" : "", unexpected, op->nattrs ? "attributes: " : "no attributes",
+                        expected);
   /* Every name known and none missing, yet no one-for-one match: a name given twice. */
-  return opspec_error(cf, code, op->name, "expected attributes %s, got %lld attributes", expected, (long long)cf->attrs.size);
+  return opspec_error(cf, code, op->name, "expected attributes %s, got %lld attributes", expected,
+                      (long long)cf->attrs.size);
 }
 
 static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
@@ -290,13 +303,13 @@ static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
 
 XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
-    return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op->name, "only the execute stage is implemented, got stage %d",
-                        (int)cf->stage);
+    return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op->name,
+                        "only the execute stage is implemented, got stage %d", (int)cf->stage);
   if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs) {
     char inputs[512], outputs[512];
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                        "expected %d inputs and %d outputs, got %lld and %lld (inputs: %s; outputs: %s)", (int)op->ninputs,
-                        (int)op->noutputs, (long long)cf->args.size, (long long)cf->rets.size,
+                        "expected %d inputs and %d outputs, got %lld and %lld (inputs: %s; outputs: %s)",
+                        (int)op->ninputs, (int)op->noutputs, (long long)cf->args.size, (long long)cf->rets.size,
                         opspec_names_label(op->inputs, op->ninputs, inputs, sizeof inputs),
                         opspec_names_label(op->outputs, op->noutputs, outputs, sizeof outputs));
   }
@@ -307,7 +320,8 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
 
   for (int32_t i = 0; i < op->ninputs; ++i) {
     if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "input '%s' is not a buffer", op->inputs[i].name);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "input '%s' is not a buffer",
+                          op->inputs[i].name);
     XLA_FFI_Error *err = opspec_check_buffer(cf, op, b, "input", &op->inputs[i], cf->args.args[i], true, NULL);
     if (err) return err;
   }
@@ -326,12 +340,14 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     const opspec_attr_desc *want = &op->attrs[i];
     char got[64];
     if (cf->attrs.types[i] != XLA_FFI_AttrType_SCALAR)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected a %s scalar, got %s",
-                          want->name, opspec_dtype_name(want->dtype), opspec_attr_type_label(cf->attrs.types[i]));
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
+                          opspec_attr_type_label(cf->attrs.types[i]));
     const XLA_FFI_Scalar *s = cf->attrs.attrs[i];
     if ((int32_t)s->dtype != want->dtype)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s", want->name,
-                          opspec_dtype_name(want->dtype), opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
+                          want->name, opspec_dtype_name(want->dtype),
+                          opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
     b->attrs[i] = s->value;
   }
   return NULL;
@@ -342,8 +358,10 @@ XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc 
   opspec_bound scratch = *b; /* outputs never bind: checking works on a copy */
   for (int32_t i = 0; i < op->noutputs; ++i) {
     if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "output '%s' is not a buffer", op->outputs[i].name);
-    XLA_FFI_Error *err = opspec_check_buffer(cf, op, &scratch, "output", &op->outputs[i], cf->rets.rets[i], false, extents);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "output '%s' is not a buffer",
+                          op->outputs[i].name);
+    XLA_FFI_Error *err =
+        opspec_check_buffer(cf, op, &scratch, "output", &op->outputs[i], cf->rets.rets[i], false, extents);
     if (err) return err;
   }
   return NULL;
@@ -359,11 +377,11 @@ XLA_FFI_Error *opspec_check_sizes(XLA_FFI_CallFrame *cf, const char *op, const o
   for (int32_t i = 0; i < n; ++i) {
     const opspec_size_check *c = &checks[i];
     if (c->value == OPSPEC_SIZE_INVALID)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' divides by zero or overflows int64", c->what,
-                          c->text);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' divides by zero or overflows int64",
+                          c->what, c->text);
     if (c->value < c->min)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' is %lld, expected at least %lld", c->what, c->text,
-                          (long long)c->value, (long long)c->min);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s = '%s' is %lld, expected at least %lld",
+                          c->what, c->text, (long long)c->value, (long long)c->min);
   }
   return NULL;
 }
@@ -372,16 +390,17 @@ XLA_FFI_Error *opspec_buffer_bytes(XLA_FFI_CallFrame *cf, const char *op, const 
                                    int64_t count, size_t elem_size, size_t *bytes) {
   *bytes = 0;
   if (count == OPSPEC_SIZE_INVALID)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': its element count (the product of its dims) overflows int64",
-                        role, name);
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op,
+                        "%s '%s': its element count (the product of its dims) overflows int64", role, name);
   if (count < 0)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': element count is %lld, expected at least 0", role,
-                        name, (long long)count);
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op,
+                        "%s '%s': element count is %lld, expected at least 0", role, name, (long long)count);
   /* PTRDIFF_MAX, not SIZE_MAX: no object can be larger, and pointer differences inside
    * the buffer must not overflow either. */
   if ((uint64_t)count > (uint64_t)PTRDIFF_MAX / (elem_size ? elem_size : 1))
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op, "%s '%s': %lld elements of %zu bytes overflow the address space",
-                        role, name, (long long)count, elem_size);
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op,
+                        "%s '%s': %lld elements of %zu bytes overflow the address space", role, name, (long long)count,
+                        elem_size);
   *bytes = (size_t)count * elem_size;
   return NULL;
 }
@@ -389,7 +408,8 @@ XLA_FFI_Error *opspec_buffer_bytes(XLA_FFI_CallFrame *cf, const char *op, const 
 XLA_FFI_Error *opspec_host_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *name, size_t bytes, void **ptr) {
   *ptr = malloc(bytes ? bytes : 1);
   if (!*ptr)
-    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, "cannot allocate %zu bytes for scratch '%s'", bytes, name);
+    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, "cannot allocate %zu bytes for scratch '%s'",
+                        bytes, name);
   return NULL;
 }
 
@@ -408,19 +428,19 @@ bool opspec_checks_enabled(void) { return atomic_load_explicit(&opspec_checks_on
 
 /* opspec_scan_<T>: the first position whose value lies outside [lo, hi], or (if
  * `sorted`) is less than the one before; -1 if none. */
-#define OPSPEC_DEFINE_SCAN(name, T)                                                                \
-  static int64_t opspec_scan_##name(const T *v, int64_t n, T lo, T hi, bool sorted) {              \
-    for (int64_t start = 0; start < n; start += OPSPEC_SCAN_BLOCK) {                                \
-      int64_t end = n - start < OPSPEC_SCAN_BLOCK ? n : start + OPSPEC_SCAN_BLOCK;                  \
-      int bad = 0;                                                                                  \
-      for (int64_t i = start; i < end; ++i) bad |= (v[i] < lo) | (v[i] > hi);                       \
-      if (sorted)                                                                                   \
-        for (int64_t i = start ? start : 1; i < end; ++i) bad |= v[i] < v[i - 1];                   \
-      if (!bad) continue;                                                                           \
-      for (int64_t i = start; i < end; ++i)                                                         \
-        if (v[i] < lo || v[i] > hi || (sorted && i > 0 && v[i] < v[i - 1])) return i;              \
-    }                                                                                               \
-    return -1;                                                                                      \
+#define OPSPEC_DEFINE_SCAN(name, T)                                                   \
+  static int64_t opspec_scan_##name(const T *v, int64_t n, T lo, T hi, bool sorted) { \
+    for (int64_t start = 0; start < n; start += OPSPEC_SCAN_BLOCK) {                  \
+      int64_t end = n - start < OPSPEC_SCAN_BLOCK ? n : start + OPSPEC_SCAN_BLOCK;    \
+      int bad = 0;                                                                    \
+      for (int64_t i = start; i < end; ++i) bad |= (v[i] < lo) | (v[i] > hi);         \
+      if (sorted)                                                                     \
+        for (int64_t i = start ? start : 1; i < end; ++i) bad |= v[i] < v[i - 1];     \
+      if (!bad) continue;                                                             \
+      for (int64_t i = start; i < end; ++i)                                           \
+        if (v[i] < lo || v[i] > hi || (sorted && i > 0 && v[i] < v[i - 1])) return i; \
+    }                                                                                 \
+    return -1;                                                                        \
   }
 OPSPEC_DEFINE_SCAN(int8, int8_t)
 OPSPEC_DEFINE_SCAN(int16, int16_t)
@@ -443,13 +463,27 @@ typedef struct opspec_int_value {
 static opspec_int_value opspec_int_at(const void *data, int32_t dtype, int64_t i) {
   opspec_int_value r = {0, 0, false};
   switch (dtype) {
-    case OPSPEC_DT_int8: r.s = ((const int8_t *)data)[i]; break;
-    case OPSPEC_DT_int16: r.s = ((const int16_t *)data)[i]; break;
-    case OPSPEC_DT_int32: r.s = ((const int32_t *)data)[i]; break;
-    case OPSPEC_DT_int64: r.s = ((const int64_t *)data)[i]; break;
-    case OPSPEC_DT_uint8: r.s = ((const uint8_t *)data)[i]; break;
-    case OPSPEC_DT_uint16: r.s = ((const uint16_t *)data)[i]; break;
-    case OPSPEC_DT_uint32: r.s = ((const uint32_t *)data)[i]; break;
+    case OPSPEC_DT_int8:
+      r.s = ((const int8_t *)data)[i];
+      break;
+    case OPSPEC_DT_int16:
+      r.s = ((const int16_t *)data)[i];
+      break;
+    case OPSPEC_DT_int32:
+      r.s = ((const int32_t *)data)[i];
+      break;
+    case OPSPEC_DT_int64:
+      r.s = ((const int64_t *)data)[i];
+      break;
+    case OPSPEC_DT_uint8:
+      r.s = ((const uint8_t *)data)[i];
+      break;
+    case OPSPEC_DT_uint16:
+      r.s = ((const uint16_t *)data)[i];
+      break;
+    case OPSPEC_DT_uint32:
+      r.s = ((const uint32_t *)data)[i];
+      break;
     case OPSPEC_DT_uint64:
       r.u = ((const uint64_t *)data)[i];
       r.big = r.u > (uint64_t)INT64_MAX;
@@ -482,12 +516,12 @@ static const char *opspec_bound_label(const char *text, int64_t value, char *buf
 /* Runs the scan of the dtype's C type, with the bounds clamped to that type: a bound
  * beyond the type's range checks nothing on that side, and a bound that no value of
  * the type can meet makes every value fail (clamping then leaves lo > hi). */
-#define OPSPEC_SCAN_CASE(name, T, TMIN, TMAX)                                                                 \
-  case OPSPEC_DT_##name: {                                                                                   \
+#define OPSPEC_SCAN_CASE(name, T, TMIN, TMAX)                                                                       \
+  case OPSPEC_DT_##name: {                                                                                          \
     T lo = !c->has_min || c->min <= (int64_t)(TMIN) ? (T)(TMIN) : c->min > (int64_t)(TMAX) ? (T)(TMAX) : (T)c->min; \
     T hi = !c->has_max || c->max >= (int64_t)(TMAX) ? (T)(TMAX) : c->max < (int64_t)(TMIN) ? (T)(TMIN) : (T)c->max; \
-    bool never = (c->has_min && c->min > (int64_t)(TMAX)) || (c->has_max && c->max < (int64_t)(TMIN));       \
-    return never ? (count > 0 ? 0 : -1) : opspec_scan_##name((const T *)data, count, lo, hi, c->sorted);     \
+    bool never = (c->has_min && c->min > (int64_t)(TMAX)) || (c->has_max && c->max < (int64_t)(TMIN));              \
+    return never ? (count > 0 ? 0 : -1) : opspec_scan_##name((const T *)data, count, lo, hi, c->sorted);            \
   }
 
 static int64_t opspec_first_bad(const void *data, int32_t dtype, int64_t count, const opspec_value_check *c) {
@@ -511,13 +545,19 @@ static int64_t opspec_first_bad(const void *data, int32_t dtype, int64_t count, 
 }
 #undef OPSPEC_SCAN_CASE
 
-XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data, int32_t dtype,
-                                   int64_t count, const opspec_value_check *check) {
+XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data,
+                                   int32_t dtype, int64_t count, const opspec_value_check *check) {
   const XLA_FFI_Error_Code code = XLA_FFI_Error_Code_INVALID_ARGUMENT;
   char got[64];
   switch (dtype) {
-    case OPSPEC_DT_int8: case OPSPEC_DT_int16: case OPSPEC_DT_int32: case OPSPEC_DT_int64:
-    case OPSPEC_DT_uint8: case OPSPEC_DT_uint16: case OPSPEC_DT_uint32: case OPSPEC_DT_uint64:
+    case OPSPEC_DT_int8:
+    case OPSPEC_DT_int16:
+    case OPSPEC_DT_int32:
+    case OPSPEC_DT_int64:
+    case OPSPEC_DT_uint8:
+    case OPSPEC_DT_uint16:
+    case OPSPEC_DT_uint32:
+    case OPSPEC_DT_uint64:
       break;
     default:
       return opspec_error(cf, code, op, "input '%s': value checks need integer data, got %s", input,
@@ -525,9 +565,11 @@ XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const 
   }
   /* A bound is a shape expression over the call's values: it can fail like one. */
   if (check->has_min && check->min == OPSPEC_SIZE_INVALID)
-    return opspec_error(cf, code, op, "input '%s': check min = '%s' divides by zero or overflows int64", input, check->min_text);
+    return opspec_error(cf, code, op, "input '%s': check min = '%s' divides by zero or overflows int64", input,
+                        check->min_text);
   if (check->has_max && check->max == OPSPEC_SIZE_INVALID)
-    return opspec_error(cf, code, op, "input '%s': check max = '%s' divides by zero or overflows int64", input, check->max_text);
+    return opspec_error(cf, code, op, "input '%s': check max = '%s' divides by zero or overflows int64", input,
+                        check->max_text);
 
   int64_t i = opspec_first_bad(data, dtype, count, check);
   if (i < 0) return NULL;
@@ -537,16 +579,17 @@ XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const 
   char lo[160], hi[160];
   if (low || high) {
     if (check->has_min && check->has_max)
-      return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected %s <= value <= %s", input, (long long)i,
-                          opspec_int_label(v, got, sizeof got), opspec_bound_label(check->min_text, check->min, lo, sizeof lo),
+      return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected %s <= value <= %s", input,
+                          (long long)i, opspec_int_label(v, got, sizeof got),
+                          opspec_bound_label(check->min_text, check->min, lo, sizeof lo),
                           opspec_bound_label(check->max_text, check->max, hi, sizeof hi));
-    return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected value %s %s", input, (long long)i,
-                        opspec_int_label(v, got, sizeof got), low ? ">=" : "<=",
+    return opspec_error(cf, code, op, "input '%s'[%lld] = %s is out of range: expected value %s %s", input,
+                        (long long)i, opspec_int_label(v, got, sizeof got), low ? ">=" : "<=",
                         low ? opspec_bound_label(check->min_text, check->min, lo, sizeof lo)
                             : opspec_bound_label(check->max_text, check->max, hi, sizeof hi));
   }
   char before[64];
-  return opspec_error(cf, code, op, "input '%s'[%lld] = %s is less than %s[%lld] = %s: expected non-decreasing values", input,
-                      (long long)i, opspec_int_label(v, got, sizeof got), input, (long long)(i - 1),
+  return opspec_error(cf, code, op, "input '%s'[%lld] = %s is less than %s[%lld] = %s: expected non-decreasing values",
+                      input, (long long)i, opspec_int_label(v, got, sizeof got), input, (long long)(i - 1),
                       opspec_int_label(opspec_int_at(data, dtype, i - 1), before, sizeof before));
 }

@@ -20,7 +20,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "opspec supports 64-b
 
 #define OPSPEC_ABI_AT(type, field, offset) \
   _Static_assert(offsetof(type, field) == (offset), #type "." #field " is not at its FFI API 0.1 offset " #offset)
-#define OPSPEC_ABI_IS(value, expected) _Static_assert((int)(value) == (int)(expected), #value " is not its FFI API 0.1 value " #expected)
+#define OPSPEC_ABI_IS(value, expected) \
+  _Static_assert((int)(value) == (int)(expected), #value " is not its FFI API 0.1 value " #expected)
 /* Structs opspec fills and XLA reads: XLA checks struct_size >= its own size, so the
  * header's size may grow but never shrink below 0.1's. */
 #define OPSPEC_ABI_SIZE_AT_LEAST(size, expected) \

@@ -32,8 +32,8 @@ XLA_FFI_Error *opspec_device_alloc(XLA_FFI_CallFrame *cf, const char *op, const 
     return opspec_reword_error(cf, err, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, what);
   }
   if (!args.data)
-    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, "cannot allocate %zu bytes for scratch '%s'", bytes,
-                        name);
+    return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op, "cannot allocate %zu bytes for scratch '%s'",
+                        bytes, name);
   *ptr = args.data;
   return NULL;
 }
@@ -52,8 +52,8 @@ void opspec_device_free(XLA_FFI_CallFrame *cf, size_t bytes, void *ptr) {
 }
 
 XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const char *kernel, int code) {
-  return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op, "CUDA kernel '%s' failed: %s (code %d)", kernel ? kernel : "?",
-                      opspec_cuda_error_string(code), code);
+  return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op, "CUDA kernel '%s' failed: %s (code %d)",
+                      kernel ? kernel : "?", opspec_cuda_error_string(code), code);
 }
 
 /* The element size of array `desc` under the bound dtypes. */
@@ -63,7 +63,8 @@ static size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound
 
 static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
 
-XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_cuda_launch_fn *launch) {
+XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                               opspec_cuda_launch_fn *launch) {
   if (opspec_metadata_query(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
@@ -75,7 +76,8 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   if ((err = opspec_cuda_stream(cf, op->name, &stream))) return err;
   size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
   for (int32_t i = 0; i < op->noutputs; ++i)
-    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name, opspec_array_at(args, op->outputs[i].offset)->size,
+    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
+                                   opspec_array_at(args, op->outputs[i].offset)->size,
                                    opspec_elem_size(&op->outputs[i], &bound), &output_bytes[i])))
       return err;
   int32_t allocated = 0;

@@ -21,7 +21,8 @@ static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
 XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound) {
   XLA_FFI_Error *err = opspec_bind_inputs(cf, op, bound);
   if (err) return err;
-  for (int32_t i = 0; i < op->nsymbols; ++i) memcpy((char *)args + op->symbols[i].offset, &bound->symbols[i], sizeof(int64_t));
+  for (int32_t i = 0; i < op->nsymbols; ++i)
+    memcpy((char *)args + op->symbols[i].offset, &bound->symbols[i], sizeof(int64_t));
   for (int32_t i = 0; i < op->nattrs; ++i)
     memcpy((char *)args + op->attrs[i].offset, bound->attrs[i], opspec_dtype_size(op->attrs[i].dtype));
   for (int32_t i = 0; i < op->ninputs; ++i) opspec_view(cf->args.args[i], opspec_array_at(args, op->inputs[i].offset));
@@ -34,7 +35,8 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
   }
   if (op->shapes && (err = op->shapes(cf, args, extents))) return err;
   if ((err = opspec_check_outputs(cf, op, bound, extents))) return err;
-  for (int32_t i = 0; i < op->noutputs; ++i) opspec_view(cf->rets.rets[i], opspec_array_at(args, op->outputs[i].offset));
+  for (int32_t i = 0; i < op->noutputs; ++i)
+    opspec_view(cf->rets.rets[i], opspec_array_at(args, op->outputs[i].offset));
   /* A scratch buffer's count may overflow even where each dim is valid: it then stays
    * OPSPEC_SIZE_INVALID, which opspec_buffer_bytes reports by name. */
   for (int32_t i = 0; i < op->nscratch; ++i) {

@@ -70,12 +70,13 @@ static PyObject *opspec_py_build_info(PyObject *self, PyObject *unused) {
 #endif
   PyObject *declared = opspec_py_version_text(opspec_ffi_api_declared());
   PyObject *header = opspec_py_version_text(opspec_ffi_api_header());
-  PyObject *info = declared && header
-                       ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:s}", "package", opspec_package_name, "version",
-                                       opspec_build.package_version, "opspec", opspec_build.opspec_version, "jaxlib",
-                                       opspec_build.jaxlib_version, "ffi_api", declared, "ffi_api_header", header, "cuda",
-                                       cuda, "compiler", opspec_build.c_compiler, "cuda_compiler", opspec_build.cuda_compiler)
-                       : NULL;
+  PyObject *info =
+      declared && header
+          ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:s}", "package", opspec_package_name, "version",
+                          opspec_build.package_version, "opspec", opspec_build.opspec_version, "jaxlib",
+                          opspec_build.jaxlib_version, "ffi_api", declared, "ffi_api_header", header, "cuda", cuda,
+                          "compiler", opspec_build.c_compiler, "cuda_compiler", opspec_build.cuda_compiler)
+          : NULL;
   Py_XDECREF(declared);
   Py_XDECREF(header);
   return info;
@@ -155,8 +156,15 @@ static PyMethodDef opspec_py_methods[] = {
 };
 
 static struct PyModuleDef opspec_py_module = {
-    PyModuleDef_HEAD_INIT, "_opspec", "Native handlers of an opspec package.", -1, opspec_py_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "_opspec",
+    "Native handlers of an opspec package.",
+    -1,
+    opspec_py_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__opspec(void) { return PyModule_Create(&opspec_py_module); }

@@ -13,38 +13,38 @@
 
 static int og_check_passed, og_check_failed;
 
-#define OG_CHECK(cond)                                                      \
-  do {                                                                      \
-    if (cond) {                                                             \
-      og_check_passed++;                                                    \
-    } else {                                                                \
-      og_check_failed++;                                                    \
+#define OG_CHECK(cond)                                                         \
+  do {                                                                         \
+    if (cond) {                                                                \
+      og_check_passed++;                                                       \
+    } else {                                                                   \
+      og_check_failed++;                                                       \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                       \
+    }                                                                          \
   } while (0)
 
-#define OG_CHECK_STR(got, want)                                                       \
-  do {                                                                                \
-    const char *og_g_ = (got), *og_w_ = (want);                                       \
-    if (og_g_ && og_w_ && strcmp(og_g_, og_w_) == 0) {                                \
-      og_check_passed++;                                                              \
-    } else {                                                                          \
-      og_check_failed++;                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n--- got:\n%s\n--- want:\n%s\n---\n", \
-              __FILE__, __LINE__, #got, og_g_ ? og_g_ : "(null)", og_w_ ? og_w_ : "(null)"); \
-    }                                                                                 \
+#define OG_CHECK_STR(got, want)                                                                                \
+  do {                                                                                                         \
+    const char *og_g_ = (got), *og_w_ = (want);                                                                \
+    if (og_g_ && og_w_ && strcmp(og_g_, og_w_) == 0) {                                                         \
+      og_check_passed++;                                                                                       \
+    } else {                                                                                                   \
+      og_check_failed++;                                                                                       \
+      fprintf(stderr, "%s:%d: check failed: %s\n--- got:\n%s\n--- want:\n%s\n---\n", __FILE__, __LINE__, #got, \
+              og_g_ ? og_g_ : "(null)", og_w_ ? og_w_ : "(null)");                                             \
+    }                                                                                                          \
   } while (0)
 
-#define OG_CHECK_CONTAINS(hay, needle)                                                     \
-  do {                                                                                     \
-    const char *og_h_ = (hay), *og_n_ = (needle);                                          \
-    if (og_h_ && og_n_ && strstr(og_h_, og_n_)) {                                          \
-      og_check_passed++;                                                                   \
-    } else {                                                                               \
-      og_check_failed++;                                                                   \
-      fprintf(stderr, "%s:%d: check failed: %s does not contain \"%s\"\n--- text:\n%s\n---\n", \
-              __FILE__, __LINE__, #hay, og_n_ ? og_n_ : "(null)", og_h_ ? og_h_ : "(null)"); \
-    }                                                                                      \
+#define OG_CHECK_CONTAINS(hay, needle)                                                                             \
+  do {                                                                                                             \
+    const char *og_h_ = (hay), *og_n_ = (needle);                                                                  \
+    if (og_h_ && og_n_ && strstr(og_h_, og_n_)) {                                                                  \
+      og_check_passed++;                                                                                           \
+    } else {                                                                                                       \
+      og_check_failed++;                                                                                           \
+      fprintf(stderr, "%s:%d: check failed: %s does not contain \"%s\"\n--- text:\n%s\n---\n", __FILE__, __LINE__, \
+              #hay, og_n_ ? og_n_ : "(null)", og_h_ ? og_h_ : "(null)");                                           \
+    }                                                                                                              \
   } while (0)
 
 static inline int og_check_report(const char *name) {

@@ -23,8 +23,10 @@ static char *render(const char *text, bool py, og_expr_spell_fn *spell) {
   og_expr *e = parse_ok(text, &src);
   og_buf out = {0};
   if (e) {
-    if (py) og_expr_render_py(e, &out, spell, NULL);
-    else og_expr_render_c(e, &out, spell, NULL);
+    if (py)
+      og_expr_render_py(e, &out, spell, NULL);
+    else
+      og_expr_render_c(e, &out, spell, NULL);
   } else {
     og_buf_puts(&out, "(parse failed)");
   }
@@ -33,18 +35,18 @@ static char *render(const char *text, bool py, og_expr_spell_fn *spell) {
   return og_buf_take(&out);
 }
 
-#define CHECK_C(text, want)                    \
-  do {                                         \
-    char *got_ = render((text), false, NULL);  \
-    OG_CHECK_STR(got_, (want));                \
-    free(got_);                                \
+#define CHECK_C(text, want)                   \
+  do {                                        \
+    char *got_ = render((text), false, NULL); \
+    OG_CHECK_STR(got_, (want));               \
+    free(got_);                               \
   } while (0)
 
-#define CHECK_PY(text, want)                   \
-  do {                                         \
-    char *got_ = render((text), true, NULL);   \
-    OG_CHECK_STR(got_, (want));                \
-    free(got_);                                \
+#define CHECK_PY(text, want)                 \
+  do {                                       \
+    char *got_ = render((text), true, NULL); \
+    OG_CHECK_STR(got_, (want));              \
+    free(got_);                              \
   } while (0)
 
 /* Parsing the rendering again must give the same rendering: the renderer kept the
@@ -70,11 +72,11 @@ static char *parse_err_at(const char *line, int col) {
   return og_buf_take(&d.out);
 }
 
-#define CHECK_ERR_AT(line, col, want)            \
-  do {                                           \
-    char *got_ = parse_err_at((line), (col));    \
-    OG_CHECK_STR(got_, (want));                  \
-    free(got_);                                  \
+#define CHECK_ERR_AT(line, col, want)         \
+  do {                                        \
+    char *got_ = parse_err_at((line), (col)); \
+    OG_CHECK_STR(got_, (want));               \
+    free(got_);                               \
   } while (0)
 
 #define CHECK_ERR(text, want) CHECK_ERR_AT((text), 1, (want))
@@ -137,9 +139,7 @@ static void spell_py(og_buf *out, const char *name, void *ud) {
   og_buf_printf(out, "s[\"%s\"]", name);
 }
 
-static void spell_c(og_buf *out, const char *name, void *ud) {
-  og_buf_printf(out, "%s->%s", (const char *)ud, name);
-}
+static void spell_c(og_buf *out, const char *name, void *ud) { og_buf_printf(out, "%s->%s", (const char *)ud, name); }
 
 static void test_spell(void) {
   char *py = render("cdiv(n, block) + x_size", true, spell_py);
@@ -156,7 +156,10 @@ static void test_spell(void) {
   og_source_free(src);
 }
 
-typedef struct { const char *name; int64_t value; } binding;
+typedef struct {
+  const char *name;
+  int64_t value;
+} binding;
 
 static bool lookup(const char *name, int64_t *value, void *ud) {
   for (const binding *b = ud; b->name; ++b)
@@ -180,17 +183,17 @@ static bool eval(const char *text, int64_t *v) {
   return ok;
 }
 
-#define CHECK_EVAL(text, want)            \
-  do {                                    \
-    int64_t v_;                           \
-    OG_CHECK(eval((text), &v_));          \
-    OG_CHECK(v_ == (int64_t)(want));      \
+#define CHECK_EVAL(text, want)       \
+  do {                               \
+    int64_t v_;                      \
+    OG_CHECK(eval((text), &v_));     \
+    OG_CHECK(v_ == (int64_t)(want)); \
   } while (0)
 
-#define CHECK_EVAL_FAILS(text)            \
-  do {                                    \
-    int64_t v_;                           \
-    OG_CHECK(!eval((text), &v_));         \
+#define CHECK_EVAL_FAILS(text)    \
+  do {                            \
+    int64_t v_;                   \
+    OG_CHECK(!eval((text), &v_)); \
   } while (0)
 
 static void test_eval(void) {
@@ -448,7 +451,8 @@ static void test_render_checked(void) {
   OG_CHECK_STR(r, "opspec_safe_mod(opspec_safe_div(opspec_safe_mul(opspec_safe_sub(rows_p1, 1), 2), m), 3)");
   free(r);
   r = render_checked("-cdiv(n, 256) + max(a, min(b, 4))");
-  OG_CHECK_STR(r, "opspec_safe_add(opspec_safe_neg(opspec_safe_cdiv(n, 256)), opspec_safe_max(a, opspec_safe_min(b, 4)))");
+  OG_CHECK_STR(r,
+               "opspec_safe_add(opspec_safe_neg(opspec_safe_cdiv(n, 256)), opspec_safe_max(a, opspec_safe_min(b, 4)))");
   free(r);
 }
 
@@ -460,7 +464,8 @@ static void test_constants(void) {
       {"n / 0", "e.yaml:1:5: error: shape divides by zero\n"},
       {"n % (2 - 2)", "e.yaml:1:6: error: shape divides by zero\n"},
       {"cdiv(n, 0)", "e.yaml:1:9: error: shape divides by zero\n"},
-      {"n * (9223372036854775807 + 1)", "e.yaml:1:6: error: shape has a constant part that divides by zero or overflows int64\n"},
+      {"n * (9223372036854775807 + 1)",
+       "e.yaml:1:6: error: shape has a constant part that divides by zero or overflows int64\n"},
       {"m * (4 / 0)", "e.yaml:1:6: error: shape has a constant part that divides by zero or overflows int64\n"},
   };
   og_source *src = og_source_from_string("e.yaml", "");

@@ -77,8 +77,9 @@ static void og_test_bad_specs(void) {
 static void og_test_quote_and_caret(void) {
   og_diag d = {0};
   OG_CHECK(og_spec_load(BAD "unknown_dtype.yaml", &d) == NULL);
-  OG_CHECK_CONTAINS(og_buf_str(&d.out), "\n 4 |   - {name: x, dtype: flaot32, shape: [n]}\n"
-                                        "   |                      ^\n");
+  OG_CHECK_CONTAINS(og_buf_str(&d.out),
+                    "\n 4 |   - {name: x, dtype: flaot32, shape: [n]}\n"
+                    "   |                      ^\n");
   og_diag_free(&d);
 }
 

@@ -60,8 +60,7 @@ static void og_test_strip_dir(char *s) {
   *w = '\0';
 }
 
-static og_value *og_test_arg(const char *name, const char *dtype, const char *ctype,
-                             const char *sep) {
+static og_value *og_test_arg(const char *name, const char *dtype, const char *ctype, const char *sep) {
   og_value *a = og_value_map();
   og_map_set_str(a, "name", name);
   og_map_set_str(a, "dtype", dtype);
@@ -272,8 +271,7 @@ static void test_include(const og_value *ctx) {
   EXPECT_OUT("{% include 'inner.tmpl' %}|{%include\"inner.tmpl\"%}", "add|add");
   EXPECT_OUT("{% include \"outer.tmpl\" %}", "<add>");
   /* Loop variables in scope are visible to the included template. */
-  EXPECT_OUT("{% for a in op.args %}{% include \"arg.tmpl\" %};{% endfor %}",
-             "float x;int64_t y;double out;");
+  EXPECT_OUT("{% for a in op.args %}{% include \"arg.tmpl\" %};{% endfor %}", "float x;int64_t y;double out;");
   /* An included template's own whitespace rules apply inside it. */
   og_test_write("block.tmpl", "{% for x in names %}\n  {{ x }}\n{% endfor %}\n");
   EXPECT_OUT("{\n{% include \"block.tmpl\" %}\n}\n", "{\n  a\n  b\n  c\n}\n");
@@ -372,16 +370,16 @@ static void test_whitespace(const og_value *ctx) {
   /* lstrip_blocks: indentation before a block tag alone at the start of its line. */
   EXPECT_OUT("  {% for i in once %}x{% endfor %}", "x");
   EXPECT_OUT("a\n\t \t{% for i in once %}\nx\n{% endfor %}\n", "a\nx\n");
-  EXPECT_OUT("a {% for i in once %}x{% endfor %}", "a x");          /* text before it */
+  EXPECT_OUT("a {% for i in once %}x{% endfor %}", "a x");           /* text before it */
   EXPECT_OUT("{{ n }}  {% for i in once %}x{% endfor %}\n", "3  x"); /* an output tag before it */
-  EXPECT_OUT("{% for i in once %}  {% endfor %}|\n", "  |\n");      /* a block tag before it */
-  EXPECT_OUT("a\n \v{% for i in once %}x{% endfor %}", "a\n \vx");  /* only spaces and tabs */
+  EXPECT_OUT("{% for i in once %}  {% endfor %}|\n", "  |\n");       /* a block tag before it */
+  EXPECT_OUT("a\n \v{% for i in once %}x{% endfor %}", "a\n \vx");   /* only spaces and tabs */
   /* trim_blocks: exactly one newline after a block tag goes. */
   EXPECT_OUT("{% for i in once %}\nx\n{% endfor %}\n", "x\n");
   EXPECT_OUT("{% for i in once %}\n\nx{% endfor %}", "\nx");
-  EXPECT_OUT("{% for i in once %}x{% endfor %}\ny", "xy"); /* even after content */
+  EXPECT_OUT("{% for i in once %}x{% endfor %}\ny", "xy");   /* even after content */
   EXPECT_OUT("{% for i in once %} \nx{% endfor %}", " \nx"); /* only right after the tag */
-  EXPECT_OUT("{% for i in once %}\rx{% endfor %}", "\rx");  /* a lone \r is no newline */
+  EXPECT_OUT("{% for i in once %}\rx{% endfor %}", "\rx");   /* a lone \r is no newline */
   EXPECT_OUT("{# c #}\r\nx", "x");
   EXPECT_OUT("a\r\n  {% for i in once %}\r\nx\r\n  {% endfor %}\r\nb", "a\r\nx\r\nb");
   og_test_write("inner.tmpl", "{{ name }}");
@@ -399,47 +397,51 @@ static void test_whitespace(const og_value *ctx) {
   EXPECT_OUT("x\n\n", "x\n\n");
 
   /* Block tags on their own lines leave no blank lines; nested, indented. */
-  EXPECT_OUT("{% for a in names %}\n"
-             "  {% for b in nums %}\n"
-             "{{ a }}.{{ b }}\n"
-             "  {% endfor %}\n"
-             "{{ a }}:\n"
-             "{% endfor %}\n",
-             "a.1\na.20\na:\nb.1\nb.20\nb:\nc.1\nc.20\nc:\n");
+  EXPECT_OUT(
+      "{% for a in names %}\n"
+      "  {% for b in nums %}\n"
+      "{{ a }}.{{ b }}\n"
+      "  {% endfor %}\n"
+      "{{ a }}:\n"
+      "{% endfor %}\n",
+      "a.1\na.20\na:\nb.1\nb.20\nb:\nc.1\nc.20\nc:\n");
 
   /* Realistic C: a parameter list, one per line, the separators computed by the
    * context; an indented loop of comments. */
-  EXPECT_OUT("static void {{ op.name }}_kernel(\n"
-             "{% for a in op.args %}\n"
-             "    {{ a.ctype }} *{{ a.name }}{{ a.sep }}\n"
-             "{% endfor %}\n"
-             ") {\n"
-             "  {# one comment per argument #}\n"
-             "  {% for a in op.args %}\n"
-             "  /* {{ a.name }}: {{ a.dtype }} */\n"
-             "  {% endfor %}\n"
-             "}\n",
-             "static void matmul_kernel(\n"
-             "    float *x, \n"
-             "    int64_t *y, \n"
-             "    double *out\n"
-             ") {\n"
-             "  /* x: float32 */\n"
-             "  /* y: int64 */\n"
-             "  /* out: float64 */\n"
-             "}\n");
+  EXPECT_OUT(
+      "static void {{ op.name }}_kernel(\n"
+      "{% for a in op.args %}\n"
+      "    {{ a.ctype }} *{{ a.name }}{{ a.sep }}\n"
+      "{% endfor %}\n"
+      ") {\n"
+      "  {# one comment per argument #}\n"
+      "  {% for a in op.args %}\n"
+      "  /* {{ a.name }}: {{ a.dtype }} */\n"
+      "  {% endfor %}\n"
+      "}\n",
+      "static void matmul_kernel(\n"
+      "    float *x, \n"
+      "    int64_t *y, \n"
+      "    double *out\n"
+      ") {\n"
+      "  /* x: float32 */\n"
+      "  /* y: int64 */\n"
+      "  /* out: float64 */\n"
+      "}\n");
   /* The same list inline. */
-  EXPECT_OUT("void {{ op.name }}({% for a in op.args %}{{ a.ctype }} *{{ a.name }}{{ a.sep }}"
-             "{% endfor %});\n",
-             "void matmul(float *x, int64_t *y, double *out);\n");
+  EXPECT_OUT(
+      "void {{ op.name }}({% for a in op.args %}{{ a.ctype }} *{{ a.name }}{{ a.sep }}"
+      "{% endfor %});\n",
+      "void matmul(float *x, int64_t *y, double *out);\n");
 }
 
 static void test_errors(const og_value *ctx) {
   /* Lookups. */
   EXPECT_ERR("{{ x }}", "t.tmpl:1:4: error: 'x' is undefined\n");
-  EXPECT_ERR("a\nb\n  {{ x }}", "t.tmpl:3:6: error: 'x' is undefined\n"
-                                " 3 |   {{ x }}\n"
-                                "   |      ^\n");
+  EXPECT_ERR("a\nb\n  {{ x }}",
+             "t.tmpl:3:6: error: 'x' is undefined\n"
+             " 3 |   {{ x }}\n"
+             "   |      ^\n");
   EXPECT_ERR("{{ op.nope }}", "t.tmpl:1:7: error: 'nope' is undefined (no such key in the map)\n");
   EXPECT_ERR("{{ op.meta.kind.nope }}", "t.tmpl:1:17: error: 'nope' is undefined (no such key");
   EXPECT_ERR("{{ name.x }}", "t.tmpl:1:9: error: cannot look up 'x' in a string (not a map)\n");
@@ -529,8 +531,7 @@ static void test_removed(const og_value *ctx) {
   EXPECT_ERR("{{ x | default(\"d\") }}", "t.tmpl:1:6: error: filters are not supported\n");
   EXPECT_ERR("{% for x in names | sort %}{% endfor %}", "t.tmpl:1:19: error: filters are not supported\n");
 
-  EXPECT_ERR("{{ names[0] }}",
-             "t.tmpl:1:9: error: indexing is not supported (a path is dotted names: a.b.c)\n");
+  EXPECT_ERR("{{ names[0] }}", "t.tmpl:1:9: error: indexing is not supported (a path is dotted names: a.b.c)\n");
   EXPECT_ERR("{{ op[\"name\"] }}", "t.tmpl:1:6: error: indexing is not supported");
   EXPECT_ERR("{{ [1] }}", "t.tmpl:1:4: error: indexing is not supported");
 
@@ -581,8 +582,7 @@ static void test_include_errors(const og_value *ctx) {
   free(diag);
   /* Errors inside an included template point into it. */
   og_test_write("bad_render.tmpl", "ok {{ undefined_thing }}");
-  EXPECT_ERR("{% include \"bad_render.tmpl\" %}",
-             "bad_render.tmpl:1:7: error: 'undefined_thing' is undefined\n");
+  EXPECT_ERR("{% include \"bad_render.tmpl\" %}", "bad_render.tmpl:1:7: error: 'undefined_thing' is undefined\n");
   og_test_write("bad_parse.tmpl", "\n{% if t %}");
   EXPECT_ERR("{% include \"bad_parse.tmpl\" %}",
              "bad_parse.tmpl:2:4: error: unknown statement 'if' (templates support for, endfor, include)\n"
@@ -610,7 +610,8 @@ static void test_include_errors(const og_value *ctx) {
   EXPECT_OUT("{% include \"d0.tmpl\" %}", "deep");
   og_test_write("d31.tmpl", "{% include \"deep.tmpl\" %}");
   og_test_write("deep.tmpl", "deeper");
-  EXPECT_ERR("{% include \"d0.tmpl\" %}", "d31.tmpl:1:4: error: includes nested deeper than 32 (recursive include of 'deep.tmpl'?)\n");
+  EXPECT_ERR("{% include \"d0.tmpl\" %}",
+             "d31.tmpl:1:4: error: includes nested deeper than 32 (recursive include of 'deep.tmpl'?)\n");
 }
 
 /* Pathological nesting of for-blocks is an error at its 257th level, not a stack

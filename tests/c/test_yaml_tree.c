@@ -32,54 +32,53 @@ static char *load_err(const char *text, int nerrors) {
   return og_buf_take(&d.out);
 }
 
-#define CHECK_LOAD_ERR(text, nerrors, want)     \
-  do {                                          \
-    char *got_ = load_err((text), (nerrors));   \
-    OG_CHECK_STR(got_, (want));                 \
-    free(got_);                                 \
+#define CHECK_LOAD_ERR(text, nerrors, want)   \
+  do {                                        \
+    char *got_ = load_err((text), (nerrors)); \
+    OG_CHECK_STR(got_, (want));               \
+    free(got_);                               \
   } while (0)
 
-#define CHECK_AT(node, l, c)                                                 \
-  do {                                                                       \
-    const og_ynode *n_ = (node);                                             \
-    OG_CHECK(n_ != NULL);                                                    \
-    if (n_) {                                                                \
-      OG_CHECK(n_->loc.line == (l));                                         \
-      OG_CHECK(n_->loc.col == (c));                                          \
-      if (n_->loc.line != (l) || n_->loc.col != (c))                         \
-        fprintf(stderr, "  got %d:%d, want %d:%d\n", n_->loc.line, n_->loc.col, \
-                (l), (c));                                                   \
-    }                                                                        \
+#define CHECK_AT(node, l, c)                                                               \
+  do {                                                                                     \
+    const og_ynode *n_ = (node);                                                           \
+    OG_CHECK(n_ != NULL);                                                                  \
+    if (n_) {                                                                              \
+      OG_CHECK(n_->loc.line == (l));                                                       \
+      OG_CHECK(n_->loc.col == (c));                                                        \
+      if (n_->loc.line != (l) || n_->loc.col != (c))                                       \
+        fprintf(stderr, "  got %d:%d, want %d:%d\n", n_->loc.line, n_->loc.col, (l), (c)); \
+    }                                                                                      \
   } while (0)
 
 static const char spec[] =
-    "# Adds a per-channel bias.\n"                                   /* 1 */
-    "name: add_bias\n"                                               /* 2 */
-    "doc: \"Adds a bias per channel.\"\n"                            /* 3 */
-    "inputs:\n"                                                      /* 4 */
-    "  - {name: x, dtype: f32, shape: [n, c]}\n"                     /* 5 */
-    "  - {name: bias, dtype: f32, shape: [c]}\n"                     /* 6 */
-    "outputs:\n"                                                     /* 7 */
-    "  - {name: y, dtype: f32, shape: [n, c]}\n"                     /* 8 */
-    "attrs:\n"                                                       /* 9 */
-    "  - {name: alpha, type: float, default: 1.0}\n"                 /* 10 */
-    "launch:\n"                                                      /* 11 */
-    "  grid: [\"cdiv(n * c, 256)\"]\n"                               /* 12 */
-    "  block: [256]\n"                                               /* 13 */
-    "kernel: |\n"                                                    /* 14 */
-    "  int64_t i = blockIdx.x * 256 + threadIdx.x;\n"                /* 15 */
-    "\n"                                                             /* 16 */
-    "  if (i < n * c) y[i] = x[i] + alpha * bias[i % c];\n"          /* 17 */
-    "reference: >\n"                                                 /* 18 */
-    "  y = x +\n"                                                    /* 19 */
-    "  alpha * bias\n"                                               /* 20 */
-    "cpu:\n"                                                         /* 21 */
-    "  |-\n"                                                         /* 22 */
-    "    return 0;\n"                                                /* 23 */
-    "quoted: 'it''s'\n"                                              /* 24 */
-    "wrapped: first\n"                                               /* 25 */
-    "  second\n"                                                     /* 26 */
-    "empty:\n";                                                      /* 27 */
+    "# Adds a per-channel bias.\n"                          /* 1 */
+    "name: add_bias\n"                                      /* 2 */
+    "doc: \"Adds a bias per channel.\"\n"                   /* 3 */
+    "inputs:\n"                                             /* 4 */
+    "  - {name: x, dtype: f32, shape: [n, c]}\n"            /* 5 */
+    "  - {name: bias, dtype: f32, shape: [c]}\n"            /* 6 */
+    "outputs:\n"                                            /* 7 */
+    "  - {name: y, dtype: f32, shape: [n, c]}\n"            /* 8 */
+    "attrs:\n"                                              /* 9 */
+    "  - {name: alpha, type: float, default: 1.0}\n"        /* 10 */
+    "launch:\n"                                             /* 11 */
+    "  grid: [\"cdiv(n * c, 256)\"]\n"                      /* 12 */
+    "  block: [256]\n"                                      /* 13 */
+    "kernel: |\n"                                           /* 14 */
+    "  int64_t i = blockIdx.x * 256 + threadIdx.x;\n"       /* 15 */
+    "\n"                                                    /* 16 */
+    "  if (i < n * c) y[i] = x[i] + alpha * bias[i % c];\n" /* 17 */
+    "reference: >\n"                                        /* 18 */
+    "  y = x +\n"                                           /* 19 */
+    "  alpha * bias\n"                                      /* 20 */
+    "cpu:\n"                                                /* 21 */
+    "  |-\n"                                                /* 22 */
+    "    return 0;\n"                                       /* 23 */
+    "quoted: 'it''s'\n"                                     /* 24 */
+    "wrapped: first\n"                                      /* 25 */
+    "  second\n"                                            /* 26 */
+    "empty:\n";                                             /* 27 */
 
 static void test_spec(void) {
   og_source *src;
@@ -323,30 +322,31 @@ static void test_syntax_errors(void) {
 static void test_duplicates(void) {
   /* Every duplicate in the file is reported, in nested mappings too, each with a note
    * at the first definition. */
-  CHECK_LOAD_ERR("a: 1\n"
-                 "a: 2\n"
-                 "b:\n"
-                 "  - {c: 1, c: 3}\n"
-                 "a: 5\n",
-                 3,
-                 "spec.yaml:2:1: error: duplicate key 'a'\n"
-                 " 2 | a: 2\n"
-                 "   | ^\n"
-                 "spec.yaml:1:1: note: first defined here\n"
-                 " 1 | a: 1\n"
-                 "   | ^\n"
-                 "spec.yaml:4:12: error: duplicate key 'c'\n"
-                 " 4 |   - {c: 1, c: 3}\n"
-                 "   |            ^\n"
-                 "spec.yaml:4:6: note: first defined here\n"
-                 " 4 |   - {c: 1, c: 3}\n"
-                 "   |      ^\n"
-                 "spec.yaml:5:1: error: duplicate key 'a'\n"
-                 " 5 | a: 5\n"
-                 "   | ^\n"
-                 "spec.yaml:1:1: note: first defined here\n"
-                 " 1 | a: 1\n"
-                 "   | ^\n");
+  CHECK_LOAD_ERR(
+      "a: 1\n"
+      "a: 2\n"
+      "b:\n"
+      "  - {c: 1, c: 3}\n"
+      "a: 5\n",
+      3,
+      "spec.yaml:2:1: error: duplicate key 'a'\n"
+      " 2 | a: 2\n"
+      "   | ^\n"
+      "spec.yaml:1:1: note: first defined here\n"
+      " 1 | a: 1\n"
+      "   | ^\n"
+      "spec.yaml:4:12: error: duplicate key 'c'\n"
+      " 4 |   - {c: 1, c: 3}\n"
+      "   |            ^\n"
+      "spec.yaml:4:6: note: first defined here\n"
+      " 4 |   - {c: 1, c: 3}\n"
+      "   |      ^\n"
+      "spec.yaml:5:1: error: duplicate key 'a'\n"
+      " 5 | a: 5\n"
+      "   | ^\n"
+      "spec.yaml:1:1: note: first defined here\n"
+      " 1 | a: 1\n"
+      "   | ^\n");
   /* Quoting does not make a key different. */
   CHECK_LOAD_ERR("x: 1\n\"x\": 2\n", 1,
                  "spec.yaml:2:1: error: duplicate key 'x'\n"

@@ -49,13 +49,16 @@ static bool opspec_fuzz_same_tree(const og_expr *x, const og_expr *y) {
   if (!x || !y) return x == y;
   if (x->kind != y->kind) return false;
   switch (x->kind) {
-  case OG_E_INT: return x->ival == y->ival;
-  case OG_E_NAME: return strcmp(x->name, y->name) == 0;
-  case OG_E_NEG: return opspec_fuzz_same_tree(x->a, y->a);
-  case OG_E_BIN:
-  case OG_E_CALL:
-    if (x->kind == OG_E_BIN ? x->op != y->op : strcmp(x->name, y->name) != 0) return false;
-    return opspec_fuzz_same_tree(x->a, y->a) && opspec_fuzz_same_tree(x->b, y->b);
+    case OG_E_INT:
+      return x->ival == y->ival;
+    case OG_E_NAME:
+      return strcmp(x->name, y->name) == 0;
+    case OG_E_NEG:
+      return opspec_fuzz_same_tree(x->a, y->a);
+    case OG_E_BIN:
+    case OG_E_CALL:
+      if (x->kind == OG_E_BIN ? x->op != y->op : strcmp(x->name, y->name) != 0) return false;
+      return opspec_fuzz_same_tree(x->a, y->a) && opspec_fuzz_same_tree(x->b, y->b);
   }
   return false;
 }
@@ -78,8 +81,10 @@ static char *opspec_fuzz_unprefix_calls(const char *c_text) {
     bool call = false;
     for (size_t i = 0; i < sizeof calls / sizeof *calls && strncmp(p, "opspec_", 7) == 0; ++i)
       call |= strncmp(p + 7, calls[i], strlen(calls[i])) == 0;
-    if (call) p += 7;
-    else og_buf_putc(&out, *p++);
+    if (call)
+      p += 7;
+    else
+      og_buf_putc(&out, *p++);
   }
   return og_buf_take(&out);
 }
@@ -118,29 +123,40 @@ static bool opspec_fuzz_ref_eval(const og_expr *e, int64_t *out) {
   int64_t a = 0, b = 0;
   opspec_fuzz_wide r = 0;
   switch (e->kind) {
-  case OG_E_INT: *out = e->ival; return true;
-  case OG_E_NAME: *out = opspec_fuzz_value(e->name); return true;
-  case OG_E_NEG:
-    if (!opspec_fuzz_ref_eval(e->a, &a)) return false;
-    r = -(opspec_fuzz_wide)a;
-    break;
-  case OG_E_BIN:
-  case OG_E_CALL:
-    if (!opspec_fuzz_ref_eval(e->a, &a) || !opspec_fuzz_ref_eval(e->b, &b)) return false;
-    if (e->kind == OG_E_CALL && strcmp(e->name, "min") == 0) r = a < b ? a : b;
-    else if (e->kind == OG_E_CALL && strcmp(e->name, "max") == 0) r = a > b ? a : b;
-    else if (e->kind == OG_E_CALL) /* cdiv: minus the floor of -a / b */
-      r = b == 0 ? 0 : -opspec_fuzz_floor_div(-(opspec_fuzz_wide)a, b);
-    else if (e->op == '+') r = (opspec_fuzz_wide)a + b;
-    else if (e->op == '-') r = (opspec_fuzz_wide)a - b;
-    else if (e->op == '*') r = (opspec_fuzz_wide)a * b;
-    else if (e->op == '/') r = b == 0 ? 0 : (opspec_fuzz_wide)a / b;
-    else r = b == 0 ? 0 : (opspec_fuzz_wide)a % b;
-    if (b == 0 && (e->kind == OG_E_CALL ? strcmp(e->name, "cdiv") == 0 : (e->op == '/' || e->op == '%')))
-      return false;
-    /* C leaves a % b undefined when a / b overflows (C11 6.5.5p6): INT64_MIN % -1. */
-    if (e->kind == OG_E_BIN && e->op == '%' && a == INT64_MIN && b == -1) return false;
-    break;
+    case OG_E_INT:
+      *out = e->ival;
+      return true;
+    case OG_E_NAME:
+      *out = opspec_fuzz_value(e->name);
+      return true;
+    case OG_E_NEG:
+      if (!opspec_fuzz_ref_eval(e->a, &a)) return false;
+      r = -(opspec_fuzz_wide)a;
+      break;
+    case OG_E_BIN:
+    case OG_E_CALL:
+      if (!opspec_fuzz_ref_eval(e->a, &a) || !opspec_fuzz_ref_eval(e->b, &b)) return false;
+      if (e->kind == OG_E_CALL && strcmp(e->name, "min") == 0)
+        r = a < b ? a : b;
+      else if (e->kind == OG_E_CALL && strcmp(e->name, "max") == 0)
+        r = a > b ? a : b;
+      else if (e->kind == OG_E_CALL) /* cdiv: minus the floor of -a / b */
+        r = b == 0 ? 0 : -opspec_fuzz_floor_div(-(opspec_fuzz_wide)a, b);
+      else if (e->op == '+')
+        r = (opspec_fuzz_wide)a + b;
+      else if (e->op == '-')
+        r = (opspec_fuzz_wide)a - b;
+      else if (e->op == '*')
+        r = (opspec_fuzz_wide)a * b;
+      else if (e->op == '/')
+        r = b == 0 ? 0 : (opspec_fuzz_wide)a / b;
+      else
+        r = b == 0 ? 0 : (opspec_fuzz_wide)a % b;
+      if (b == 0 && (e->kind == OG_E_CALL ? strcmp(e->name, "cdiv") == 0 : (e->op == '/' || e->op == '%')))
+        return false;
+      /* C leaves a % b undefined when a / b overflows (C11 6.5.5p6): INT64_MIN % -1. */
+      if (e->kind == OG_E_BIN && e->op == '%' && a == INT64_MIN && b == -1) return false;
+      break;
   }
   if (r < INT64_MIN || r > INT64_MAX) return false;
   *out = (int64_t)r;
@@ -151,9 +167,10 @@ static void opspec_fuzz_check_eval(const og_expr *e, const char *text) {
   int64_t got = 0, want = 0;
   bool got_ok = og_expr_eval(e, opspec_fuzz_lookup, NULL, &got);
   bool want_ok = opspec_fuzz_ref_eval(e, &want);
-  if (got_ok != want_ok) opspec_fuzz_fail(got_ok ? "og_expr_eval accepted an overflow or a division by zero"
-                                                 : "og_expr_eval failed on a computable expression",
-                                          text);
+  if (got_ok != want_ok)
+    opspec_fuzz_fail(got_ok ? "og_expr_eval accepted an overflow or a division by zero"
+                            : "og_expr_eval failed on a computable expression",
+                     text);
   if (got_ok && got != want) {
     fprintf(stderr, "  og_expr_eval: %lld, reference: %lld\n", (long long)got, (long long)want);
     opspec_fuzz_fail("og_expr_eval computed a wrong value", text);
@@ -164,7 +181,7 @@ static void opspec_fuzz_check_eval(const og_expr *e, const char *text) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = og_xstrndup((const char *)data, size); /* stops at a NUL */
-  text[strcspn(text, "\n")] = '\0';                    /* expressions are one line */
+  text[strcspn(text, "\n")] = '\0';                   /* expressions are one line */
   og_source *src = og_source_from_string("<fuzz>", text);
   og_diag d = {0};
   og_expr *e = og_expr_parse(src->text, (og_loc){src, 1, 1}, &d);
@@ -180,8 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)og_expr_is_atom(e);
     int64_t unbound = 0;
     /* With no lookup, any name makes evaluation fail. */
-    if (names > 0 && og_expr_eval(e, NULL, NULL, &unbound))
-      opspec_fuzz_fail("evaluated an unbound name", text);
+    if (names > 0 && og_expr_eval(e, NULL, NULL, &unbound)) opspec_fuzz_fail("evaluated an unbound name", text);
     opspec_fuzz_check_eval(e, text);
     opspec_fuzz_round_trip(e, og_buf_str(&c), text);
     og_buf_free(&c);

@@ -29,9 +29,24 @@ CASES = [
     ("scale", [((4,), F64), ((2,), F64)], {}, ("input 's'", "dim 0 should be 1, got 2", "", "")),
     # A concrete dtype beside a type variable; several symbols.
     ("csr_matvec", [((5,), F32), ((5,), I32), ((3,), I32), ((4,), F32)], {}, None),
-    ("csr_matvec", [((5,), F32), ((5,), F32), ((3,), I32), ((4,), F32)], {}, ("input 'indices'", "expected dtype int32", "", "")),
-    ("csr_matvec", [((5,), F32), ((6,), I32), ((3,), I32), ((4,), F32)], {}, ("input 'indices'", "dim 0 (nnz) is 6, but nnz = 5", "", "")),
-    ("csr_matvec", [((5,), F64), ((5,), I32), ((3,), I32), ((4,), F32)], {}, ("input 'x'", "expected dtype float64", "", "")),
+    (
+        "csr_matvec",
+        [((5,), F32), ((5,), F32), ((3,), I32), ((4,), F32)],
+        {},
+        ("input 'indices'", "expected dtype int32", "", ""),
+    ),
+    (
+        "csr_matvec",
+        [((5,), F32), ((6,), I32), ((3,), I32), ((4,), F32)],
+        {},
+        ("input 'indices'", "dim 0 (nnz) is 6, but nnz = 5", "", ""),
+    ),
+    (
+        "csr_matvec",
+        [((5,), F64), ((5,), I32), ((3,), I32), ((4,), F32)],
+        {},
+        ("input 'x'", "expected dtype float64", "", ""),
+    ),
     # Zero-size dims bind like any other.
     ("add", [((0,), F32), ((0,), F32)], {}, None),
     ("matvec", [((0, 3), F32), ((3,), F32)], {}, None),

@@ -55,8 +55,14 @@ CASES = {
     "exp_decay": (lambda r, t, n: ((_u(r, t, n), _one(r.uniform(0, 1), t)), {}), lambda x, d: x * np.exp(-d[0])),
     "lif": (
         lambda r, t, n: (
-            (_u(r, t, n, lo=-75, hi=-50), _u(r, t, n, lo=0, hi=5), _one(1 / 20, t), _one(-55, t), _one(-70, t),
-             _one(0.1, t)),
+            (
+                _u(r, t, n, lo=-75, hi=-50),
+                _u(r, t, n, lo=0, hi=5),
+                _one(1 / 20, t),
+                _one(-55, t),
+                _one(-70, t),
+                _one(0.1, t),
+            ),
             {},
         ),
         _lif_ref,

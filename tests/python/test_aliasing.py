@@ -3,9 +3,9 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+from cases import CASES, reference
 
 import opspec
-from cases import CASES, reference
 
 
 def test_aliased_op_gives_correct_results_eager_and_jit(rng):

@@ -5,15 +5,19 @@ checks, with the Python layer bypassed)."""
 import jax
 import numpy as np
 import pytest
+from binding_cases import CASES
 
 import opspec
-from binding_cases import CASES
 from opspec._runtime import OpError
 
 
 def _args(inputs, rng):
-    return [rng.standard_normal(shape).astype(dtype) if dtype.startswith("float")
-            else rng.integers(0, 1, shape).astype(dtype) for shape, dtype in inputs]
+    return [
+        rng.standard_normal(shape).astype(dtype)
+        if dtype.startswith("float")
+        else rng.integers(0, 1, shape).astype(dtype)
+        for shape, dtype in inputs
+    ]
 
 
 @pytest.mark.parametrize("op, inputs, attrs, expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
@@ -31,7 +35,9 @@ def test_python_and_handler_bind_alike(op, inputs, attrs, expected, rng):
     arg, phrase, c_only, py_only = expected
     with pytest.raises(OpError) as py:
         jax.eval_shape(lambda *a: fn(*a, **attrs), *args)
-    assert f"opspec.ops.{op}: {arg}" in str(py.value) and phrase in str(py.value) and py_only in str(py.value), str(py.value)
+    assert f"opspec.ops.{op}: {arg}" in str(py.value) and phrase in str(py.value) and py_only in str(py.value), str(
+        py.value
+    )
     # The handler sees the call with the Python checks bypassed; any output will do, for
     # the inputs are bound (and refused) first.
     raw = jax.ffi.ffi_call(opspec.target_name(op), jax.ShapeDtypeStruct((1,), np.float32))

@@ -18,25 +18,34 @@ def expect(fn, pattern, exc=OpError):
 
 def test_wrong_dtype():
     x = np.ones(4, np.float32)
-    expect(lambda: opspec.ops.add(x, x.astype(np.int32)),
-           r"opspec.ops.add: input 'y': expected dtype float32 \(type T, as input 'x'\), got int32")
-    expect(lambda: opspec.ops.relu(np.ones(3, np.int32)),
-           r"opspec.ops.relu: input 'x': expected dtype float32 or float64 \(type T\), got int32")
+    expect(
+        lambda: opspec.ops.add(x, x.astype(np.int32)),
+        r"opspec.ops.add: input 'y': expected dtype float32 \(type T, as input 'x'\), got int32",
+    )
+    expect(
+        lambda: opspec.ops.relu(np.ones(3, np.int32)),
+        r"opspec.ops.relu: input 'x': expected dtype float32 or float64 \(type T\), got int32",
+    )
     m = np.ones(3, np.float32)
-    expect(lambda: opspec.ops.csr_matvec(m, m, np.zeros(2, np.int32), m),
-           r"csr_matvec: input 'indices': expected dtype int32, got float32")
+    expect(
+        lambda: opspec.ops.csr_matvec(m, m, np.zeros(2, np.int32), m),
+        r"csr_matvec: input 'indices': expected dtype int32, got float32",
+    )
 
 
 def test_wrong_rank():
-    expect(lambda: opspec.ops.matvec(np.ones(3), np.ones(3)),
-           r"opspec.ops.matvec: input 'A': expected rank 2 \(shape \[rows, cols\]\), got shape \(3,\)")
+    expect(
+        lambda: opspec.ops.matvec(np.ones(3), np.ones(3)),
+        r"opspec.ops.matvec: input 'A': expected rank 2 \(shape \[rows, cols\]\), got shape \(3,\)",
+    )
 
 
 def test_mismatched_symbol():
-    expect(lambda: opspec.ops.matvec(np.ones((2, 3)), np.ones(4)),
-           r"opspec.ops.matvec: input 'x': dim 0 \(cols\) is 4, but cols = 3 from input 'A'")
-    expect(lambda: opspec.ops.add(np.ones((2, 3)), np.ones((3, 2))),
-           r"input 'y': leading dims \('...'\)")
+    expect(
+        lambda: opspec.ops.matvec(np.ones((2, 3)), np.ones(4)),
+        r"opspec.ops.matvec: input 'x': dim 0 \(cols\) is 4, but cols = 3 from input 'A'",
+    )
+    expect(lambda: opspec.ops.add(np.ones((2, 3)), np.ones((3, 2))), r"input 'y': leading dims \('...'\)")
 
 
 def test_fixed_dim():
@@ -53,8 +62,10 @@ def test_unknown_and_missing_attrs():
 
 
 def test_bad_attr_values():
-    expect(lambda: opspec.ops.leaky_relu(np.ones(3), alpha="big"),
-           r"leaky_relu: attribute 'alpha': expected float64, got str 'big'")
+    expect(
+        lambda: opspec.ops.leaky_relu(np.ones(3), alpha="big"),
+        r"leaky_relu: attribute 'alpha': expected float64, got str 'big'",
+    )
 
     @jax.jit
     def traced(x, a):
@@ -65,13 +76,16 @@ def test_bad_attr_values():
 
 # The raw targets, called without the stub's checks: the handler itself must refuse.
 
+
 def raw(name, outs, *args, **attrs):
     return jax.ffi.ffi_call(opspec.target_name(name), outs)(*args, **attrs)
 
 
 def test_handler_rejects_wrong_dtype():
     x = jnp.ones(8, jnp.int32)
-    with pytest.raises(Exception, match=r"opspec relu: input 'x': expected dtype float32 or float64 \(type T\), got int32"):
+    with pytest.raises(
+        Exception, match=r"opspec relu: input 'x': expected dtype float32 or float64 \(type T\), got int32"
+    ):
         jax.block_until_ready(raw("relu", jax.ShapeDtypeStruct((8,), jnp.int32), x))
 
 
@@ -94,7 +108,10 @@ def test_handler_rejects_missing_and_mistyped_attrs():
         jax.block_until_ready(raw("leaky_relu", out, x))
     with pytest.raises(Exception, match=r"opspec leaky_relu: attribute 'alpha': expected float64, got float32"):
         jax.block_until_ready(raw("leaky_relu", out, x, alpha=np.float32(0.1)))
-    with pytest.raises(Exception, match=r"opspec leaky_relu: missing attribute 'alpha' \(float64\); unexpected attribute 'beta' \(expected attributes: alpha \(float64\)\)"):
+    with pytest.raises(
+        Exception,
+        match=r"opspec leaky_relu: missing attribute 'alpha' \(float64\); unexpected attribute 'beta' \(expected attributes: alpha \(float64\)\)",
+    ):
         jax.block_until_ready(raw("leaky_relu", out, x, beta=np.float64(0.1)))
 
 

@@ -8,14 +8,16 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # OPSPEC_GEN (./run test: the build folder's), else the one installed next to this Python
 # (pip), else the default build folder's.
-GEN = os.path.abspath(os.environ.get("OPSPEC_GEN") or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
-                      or str(ROOT / "build" / "generator" / "opspec-gen"))
+GEN = os.path.abspath(
+    os.environ.get("OPSPEC_GEN")
+    or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
+    or str(ROOT / "build" / "generator" / "opspec-gen")
+)
 SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.yaml"))
 
 pytestmark = pytest.mark.skipif(not os.path.exists(GEN), reason="opspec-gen not built (OPSPEC_REGENERATE=OFF)")
@@ -56,7 +58,9 @@ def test_write_if_changed_and_deterministic(tmp_path):
 
 def test_bad_spec_writes_nothing(tmp_path):
     out = tmp_path / "out"
-    r = gen("--out", str(out), "specs/add.yaml", "tests/fixtures/bad/unknown_dtype.yaml", "tests/fixtures/bad/bad_vmap.yaml")
+    r = gen(
+        "--out", str(out), "specs/add.yaml", "tests/fixtures/bad/unknown_dtype.yaml", "tests/fixtures/bad/bad_vmap.yaml"
+    )
     assert r.returncode == 1
     assert "tests/fixtures/bad/unknown_dtype.yaml:4:22: error: unknown dtype 'flaot32'" in r.stderr
     assert "tests/fixtures/bad/bad_vmap.yaml:6:7: error: unknown vmap method 'sideways'" in r.stderr
@@ -105,8 +109,16 @@ def test_adding_a_spec_is_all_it_takes(tmp_path):
     shutil.copytree(ROOT, project, ignore=ignore)
     (project / "specs" / "axpy.yaml").write_text(NEW_SPEC)
     build = project / "build"
-    configure = ["cmake", "-S", str(project), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}",
-                 "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF"]
+    configure = [
+        "cmake",
+        "-S",
+        str(project),
+        "-B",
+        str(build),
+        f"-DPython3_EXECUTABLE={sys.executable}",
+        "-DOPSPEC_CUDA=OFF",
+        "-DBUILD_TESTING=OFF",
+    ]
     subprocess.run(configure, check=True, capture_output=True)
     r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
@@ -136,7 +148,8 @@ def test_compiler_errors_in_a_body_point_into_the_yaml(tmp_path):
     """#line directives: a mistake in a kernel body is reported at its line in the spec."""
     specs = tmp_path / "specs"
     specs.mkdir()
-    (specs / "broken.yaml").write_text(textwrap.dedent("""\
+    (specs / "broken.yaml").write_text(
+        textwrap.dedent("""\
         op: broken
         inputs:
           - {name: x, dtype: float32, shape: [n]}
@@ -146,14 +159,29 @@ def test_compiler_errors_in_a_body_point_into_the_yaml(tmp_path):
         kernel: |
           const float v = x[i];
           out[i] = v + undefined_name;
-        """))
+        """)
+    )
     r = gen("--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/broken.yaml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     import jax
 
-    cc = subprocess.run(["cc", "-std=c11", "-fsyntax-only", "-I", str(ROOT / "runtime" / "include"), "-I",
-                         str(tmp_path / "gen"), "-I", jax.ffi.include_dir(), str(tmp_path / "gen" / "ops" / "broken_cpu.c")],
-                        cwd=tmp_path, capture_output=True, text=True)
+    cc = subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-fsyntax-only",
+            "-I",
+            str(ROOT / "runtime" / "include"),
+            "-I",
+            str(tmp_path / "gen"),
+            "-I",
+            jax.ffi.include_dir(),
+            str(tmp_path / "gen" / "ops" / "broken_cpu.c"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert cc.returncode != 0
     # Line and column are the spec's: the body keeps the YAML block's indentation.
     assert "specs/broken.yaml:9:16:" in cc.stderr and "undefined_name" in cc.stderr, cc.stderr

@@ -23,10 +23,18 @@ pytestmark = pytest.mark.skipif(not os.path.exists(GEN), reason="opspec-gen not 
 
 def test_generated_code_of_the_representative_op_is_the_golden_copy(tmp_path):
     out = EXPECTED if os.environ.get("OPSPEC_UPDATE_GOLDEN") else str(tmp_path)
-    r = subprocess.run([GEN, "--out", out, "--templates", "templates", "tests/golden/gather_scale.yaml"], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [GEN, "--out", out, "--templates", "templates", "tests/golden/gather_scale.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
-    made = {p.relative_to(ROOT / out if not os.path.isabs(out) else out) for p in pathlib.Path(ROOT / out).rglob("*") if p.is_file()}
+    made = {
+        p.relative_to(ROOT / out if not os.path.isabs(out) else out)
+        for p in pathlib.Path(ROOT / out).rglob("*")
+        if p.is_file()
+    }
     golden = {p.relative_to(GOLDEN / "gather_scale") for p in (GOLDEN / "gather_scale").rglob("*") if p.is_file()}
     assert made == golden
     for rel in sorted(golden):

@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from cases import CASES, reference
+from conftest import tol
 
 import opspec
 from opspec import _opspec
-from cases import CASES, reference
-from conftest import tol
 
 pytestmark = pytest.mark.gpu
 
@@ -39,8 +39,20 @@ def check(name, args, attrs, dtype, out):
 
 def test_cuda_registered():
     assert "CUDA" in opspec.registered_platforms
-    assert {"relu", "sigmoid", "block_sum", "split", "hadamard", "abs_two_pass", "leaky_relu", "spike_reset",
-            "exp_decay", "csr_matvec", "scale", "add"} <= set(CUDA_OPS)
+    assert {
+        "relu",
+        "sigmoid",
+        "block_sum",
+        "split",
+        "hadamard",
+        "abs_two_pass",
+        "leaky_relu",
+        "spike_reset",
+        "exp_decay",
+        "csr_matvec",
+        "scale",
+        "add",
+    } <= set(CUDA_OPS)
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])

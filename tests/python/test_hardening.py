@@ -9,7 +9,6 @@ attributes; the tests for those build one small extra project (`extra_build`), o
 
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -75,11 +74,14 @@ def _reference(a, b):
     trunc = None if b == 0 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)
     ceil = None if b == 0 else -((-a) // b)
     return [
-        inv(a + b), inv(a - b), inv(a * b),
+        inv(a + b),
+        inv(a - b),
+        inv(a * b),
         INT64_MIN if bad or b == 0 else _checked(trunc),
         INT64_MIN if bad or b == 0 else a - b * trunc,
         INT64_MIN if a == INT64_MIN else -a,
-        INT64_MIN if bad else min(a, b), INT64_MIN if bad else max(a, b),
+        INT64_MIN if bad else min(a, b),
+        INT64_MIN if bad else max(a, b),
         INT64_MIN if bad or b == 0 else ceil,
         0 if b == 0 or bad else ceil,
     ]
@@ -92,11 +94,51 @@ def test_safe_size_helpers_match_unbounded_integers(tmp_path, rng, branch):
     source.write_text(_HELPERS_MAIN)
     exe = tmp_path / "helpers"
     flags = ["-DOPSPEC_TEST_DEVICE_BRANCH", "-D__CUDA_ARCH__=800"] if branch == "device" else []
-    cc = subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", *flags, "-I", str(ROOT / "runtime" / "include"),
-                         "-I", jax.ffi.include_dir(), str(source), "-o", str(exe)], capture_output=True, text=True)
+    cc = subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            *flags,
+            "-I",
+            str(ROOT / "runtime" / "include"),
+            "-I",
+            jax.ffi.include_dir(),
+            str(source),
+            "-o",
+            str(exe),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert cc.returncode == 0, cc.stderr
-    edges = [0, 1, -1, 2, -2, 3, 7, -7, 255, 2**31, -(2**31), 2**32, 3037000499, 3037000500, -3037000500, 2**62, -(2**62),
-             2**62 + 1, INT64_MAX, INT64_MAX - 1, INT64_MIN, INT64_MIN + 1]
+    edges = [
+        0,
+        1,
+        -1,
+        2,
+        -2,
+        3,
+        7,
+        -7,
+        255,
+        2**31,
+        -(2**31),
+        2**32,
+        3037000499,
+        3037000500,
+        -3037000500,
+        2**62,
+        -(2**62),
+        2**62 + 1,
+        INT64_MAX,
+        INT64_MAX - 1,
+        INT64_MIN,
+        INT64_MIN + 1,
+    ]
     pairs = [(a, b) for a in edges for b in edges]
     pairs += [(int(a), int(b)) for a, b in rng.integers(INT64_MIN, INT64_MAX, (2000, 2), dtype=np.int64, endpoint=True)]
     pairs += [(int(a), int(b)) for a, b in rng.integers(-(2**32), 2**32, (2000, 2), dtype=np.int64)]
@@ -112,45 +154,92 @@ def test_safe_size_helpers_match_unbounded_integers(tmp_path, rng, branch):
 
 # ---- sizes through shipped ops -----------------------------------------------------
 
+
 def test_negative_output_dim_is_refused_before_anything_uses_it():
     # csr_matvec's y has rows_p1 - 1 rows: an empty indptr makes that -1, whatever
     # shape the raw call claims for y. (XLA skips a call whose outputs are all empty.)
     empty = jnp.zeros(0, jnp.int32)
     x = jnp.ones(3, jnp.float32)
     for claimed in (1, 5):
-        refused(r"opspec csr_matvec: output 'y' dim 0 = 'rows_p1 - 1' is -1, expected at least 0", "csr_matvec",
-                jax.ShapeDtypeStruct((claimed,), jnp.float32), jnp.zeros(0, jnp.float32), empty, empty, x)
+        refused(
+            r"opspec csr_matvec: output 'y' dim 0 = 'rows_p1 - 1' is -1, expected at least 0",
+            "csr_matvec",
+            jax.ShapeDtypeStruct((claimed,), jnp.float32),
+            jnp.zeros(0, jnp.float32),
+            empty,
+            empty,
+            x,
+        )
 
 
 # ---- messages that name everything -------------------------------------------------
+
 
 def test_missing_and_unexpected_attributes_are_named():
     x = jnp.ones(8, jnp.float32)
     out = jax.ShapeDtypeStruct((8,), jnp.float32)
     refused(r"opspec leaky_relu: missing attribute 'alpha' \(float64\)(?:\n|$)", "leaky_relu", out, x)
-    refused(r"opspec leaky_relu: unexpected attribute 'beta' \(expected attributes: alpha \(float64\)\)", "leaky_relu", out, x,
-            alpha=np.float64(0.1), beta=np.float64(0.1))
-    refused(r"opspec leaky_relu: missing attribute 'alpha' \(float64\); unexpected attributes 'aa', 'beta' "
-            r"\(expected attributes: alpha \(float64\)\)", "leaky_relu", out, x, beta=np.float64(1), aa=np.int32(1))
-    refused(r"opspec relu: unexpected attribute 'alpha' \(expected no attributes\)", "relu", out, x, alpha=np.float64(0.1))
-    refused(r"opspec leaky_relu: attribute 'alpha': expected a float64 scalar, got an array", "leaky_relu", out, x,
-            alpha=np.ones(2))
+    refused(
+        r"opspec leaky_relu: unexpected attribute 'beta' \(expected attributes: alpha \(float64\)\)",
+        "leaky_relu",
+        out,
+        x,
+        alpha=np.float64(0.1),
+        beta=np.float64(0.1),
+    )
+    refused(
+        r"opspec leaky_relu: missing attribute 'alpha' \(float64\); unexpected attributes 'aa', 'beta' "
+        r"\(expected attributes: alpha \(float64\)\)",
+        "leaky_relu",
+        out,
+        x,
+        beta=np.float64(1),
+        aa=np.int32(1),
+    )
+    refused(
+        r"opspec relu: unexpected attribute 'alpha' \(expected no attributes\)", "relu", out, x, alpha=np.float64(0.1)
+    )
+    refused(
+        r"opspec leaky_relu: attribute 'alpha': expected a float64 scalar, got an array",
+        "leaky_relu",
+        out,
+        x,
+        alpha=np.ones(2),
+    )
 
 
 def test_counts_dtypes_and_ranks_are_named():
     x = jnp.ones(8, jnp.float32)
     out = jax.ShapeDtypeStruct((8,), jnp.float32)
     refused(r"opspec add: expected 2 inputs and 1 outputs, got 1 and 1 \(inputs: x, y; outputs: out\)", "add", out, x)
-    refused(r"opspec add: input 'y': expected dtype float32 \(type T, as input 'x'\), got float64", "add", out, x,
-            jnp.ones(8, jnp.float64))
-    refused(r"opspec add: output 'out': expected dtype float32 \(type T, as input 'x'\), got int32", "add",
-            jax.ShapeDtypeStruct((8,), jnp.int32), x, x)
+    refused(
+        r"opspec add: input 'y': expected dtype float32 \(type T, as input 'x'\), got float64",
+        "add",
+        out,
+        x,
+        jnp.ones(8, jnp.float64),
+    )
+    refused(
+        r"opspec add: output 'out': expected dtype float32 \(type T, as input 'x'\), got int32",
+        "add",
+        jax.ShapeDtypeStruct((8,), jnp.int32),
+        x,
+        x,
+    )
     refused(r"opspec matvec: input 'A': expected rank 2 \(shape \[rows, cols\]\), got shape \[8\]", "matvec", out, x, x)
-    refused(r"opspec csr_matvec: output 'y': expected rank 1 \(shape \[3\]\), got shape \[3, 1\]", "csr_matvec",
-            jax.ShapeDtypeStruct((3, 1), jnp.float32), x, jnp.zeros(8, jnp.int32), jnp.zeros(4, jnp.int32), x)
+    refused(
+        r"opspec csr_matvec: output 'y': expected rank 1 \(shape \[3\]\), got shape \[3, 1\]",
+        "csr_matvec",
+        jax.ShapeDtypeStruct((3, 1), jnp.float32),
+        x,
+        jnp.zeros(8, jnp.int32),
+        jnp.zeros(4, jnp.int32),
+        x,
+    )
 
 
 # ---- sparse data that would read out of bounds --------------------------------------
+
 
 def _csr(rng, dtype, rows=None, cols=None, nnz=None):
     """A random CSR matrix (exactly `nnz` entries if given), a vector, and the dense matrix."""
@@ -185,16 +274,27 @@ def test_csr_column_index_out_of_range(rng, dtype):
     first, later = sorted(rng.choice(nnz, 2, replace=False))
     indices[first] = n + int(rng.integers(0, 5))
     indices[later] = n + 100  # only the first bad position is reported
-    _bad_csr(rf"opspec csr_matvec: input 'indices'\[{first}\] = {indices[first]} is out of range: "
-             rf"expected 0 <= value <= n - 1 = {n - 1}", data, indices, indptr, x)
+    _bad_csr(
+        rf"opspec csr_matvec: input 'indices'\[{first}\] = {indices[first]} is out of range: "
+        rf"expected 0 <= value <= n - 1 = {n - 1}",
+        data,
+        indices,
+        indptr,
+        x,
+    )
 
 
 def test_csr_negative_column_index(rng):
     data, indices, indptr, x, _ = _csr(rng, np.float32)
     p = int(rng.integers(len(indices)))
     indices[p] = -int(rng.integers(1, 2**31 - 1))
-    _bad_csr(rf"opspec csr_matvec: input 'indices'\[{p}\] = {indices[p]} is out of range: expected 0 <= value <= n - 1 = {len(x) - 1}",
-             data, indices, indptr, x)
+    _bad_csr(
+        rf"opspec csr_matvec: input 'indices'\[{p}\] = {indices[p]} is out of range: expected 0 <= value <= n - 1 = {len(x) - 1}",
+        data,
+        indices,
+        indptr,
+        x,
+    )
 
 
 def test_csr_decreasing_row_pointers(rng):
@@ -202,16 +302,28 @@ def test_csr_decreasing_row_pointers(rng):
     # Swap two neighbours that differ: still within [0, nnz], but no longer sorted.
     r = int(rng.choice(np.flatnonzero(np.diff(indptr) > 0)))
     indptr[r], indptr[r + 1] = indptr[r + 1], indptr[r]
-    _bad_csr(rf"opspec csr_matvec: input 'indptr'\[{r + 1}\] = {indptr[r + 1]} is less than indptr\[{r}\] = {indptr[r]}: "
-             r"expected non-decreasing values", data, indices, indptr, x)
+    _bad_csr(
+        rf"opspec csr_matvec: input 'indptr'\[{r + 1}\] = {indptr[r + 1]} is less than indptr\[{r}\] = {indptr[r]}: "
+        r"expected non-decreasing values",
+        data,
+        indices,
+        indptr,
+        x,
+    )
 
 
 def test_csr_row_pointer_past_the_data(rng):
     data, indices, indptr, x, _ = _csr(rng, np.float32)
     nnz = len(indices)
     indptr[-1] = nnz + int(rng.integers(1, 1000))
-    _bad_csr(rf"opspec csr_matvec: input 'indptr'\[{len(indptr) - 1}\] = {indptr[-1]} is out of range: "
-             rf"expected 0 <= value <= nnz = {nnz}", data, indices, indptr, x)
+    _bad_csr(
+        rf"opspec csr_matvec: input 'indptr'\[{len(indptr) - 1}\] = {indptr[-1]} is out of range: "
+        rf"expected 0 <= value <= nnz = {nnz}",
+        data,
+        indices,
+        indptr,
+        x,
+    )
 
 
 def test_csr_checks_can_be_turned_off_for_good_data(rng):
@@ -231,13 +343,15 @@ def test_csr_checks_can_be_turned_off_for_good_data(rng):
 @pytest.mark.parametrize("value, enabled", [("0", False), ("off", False), ("1", True), ("", True)])
 def test_checks_environment_variable(value, enabled):
     env = dict(os.environ, OPSPEC_CHECKS=value)
-    r = subprocess.run([sys.executable, "-c", "import opspec; print(opspec.checks_enabled())"], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import opspec; print(opspec.checks_enabled())"], env=env, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(enabled)
 
 
 # ---- many threads, many calls -------------------------------------------------------
+
 
 def test_concurrent_calls_from_many_threads(rng):
     add = jax.jit(opspec.ops.add)
@@ -278,7 +392,9 @@ def test_no_memory_growth_over_many_calls(rng):
     x = jnp.asarray(rng.uniform(-2, 2, 4096))
     data, indices, indptr, v, _ = (jnp.asarray(a) for a in _csr(rng, np.float64))
     scratch_op, matvec = jax.jit(opspec.ops.abs_two_pass), _MATVEC
-    bad = jax.jit(lambda a: jax.ffi.ffi_call(opspec.target_name("leaky_relu"), jax.ShapeDtypeStruct(a.shape, a.dtype))(a))
+    bad = jax.jit(
+        lambda a: jax.ffi.ffi_call(opspec.target_name("leaky_relu"), jax.ShapeDtypeStruct(a.shape, a.dtype))(a)
+    )
 
     def calls(n):
         for _ in range(n):
@@ -383,8 +499,20 @@ def extra_build(tmp_path_factory):
         (project / "specs" / f"{name}.yaml").write_text(textwrap.dedent(text))
     build = project / "build"
     cuda = "AUTO" if shutil.which("nvcc") else "OFF"
-    r = subprocess.run(["cmake", "-S", str(project), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}",
-                        f"-DOPSPEC_CUDA={cuda}", "-DBUILD_TESTING=OFF"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            f"-DOPSPEC_CUDA={cuda}",
+            "-DBUILD_TESTING=OFF",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
@@ -425,7 +553,10 @@ def run_extra(build, rng, code):
 
 @pytest.mark.slow
 def test_division_by_zero_in_an_output_dim(extra_build, rng):
-    run_extra(extra_build, rng, """\
+    run_extra(
+        extra_build,
+        rng,
+        """\
         x = jnp.asarray(rng.random(12))
         for n_out in (1, 12):  # whatever output shape the raw call claims (XLA skips all-empty outputs)
             refused(r"opspec hard_sizes: output 'y' dim 0 = 'n / parts' divides by zero or overflows int64",
@@ -435,13 +566,17 @@ def test_division_by_zero_in_an_output_dim(extra_build, rng):
             k = 12 // parts
             want = np.asarray(x)[: k * parts].reshape(k, parts).sum(axis=1)
             np.testing.assert_allclose(ops.hard_sizes(x, parts=parts, drop=int(rng.integers(0, 13))), want, rtol=1e-12)
-        """)
+        """,
+    )
 
 
 @pytest.mark.slow
 def test_negative_sizes_never_reach_the_body(extra_build, rng):
     # The body traps on a negative size: a check that let one through kills the process.
-    run_extra(extra_build, rng, """\
+    run_extra(
+        extra_build,
+        rng,
+        """\
         n = int(rng.integers(4, 40))
         x = jnp.asarray(rng.random(n))
         out = jax.ShapeDtypeStruct((n,), jnp.float64)
@@ -455,12 +590,16 @@ def test_negative_sizes_never_reach_the_body(extra_build, rng):
         refused(r"opspec hard_gate: launch extent 0 = 'rows \\* min\\(on, 1\\)' is -3, expected at least 0",
                 raw, "hard_gate", (jax.ShapeDtypeStruct((3, 4), jnp.float32), jax.ShapeDtypeStruct((3,), jnp.int32)),
                 jnp.ones((3, 4), jnp.float32), on=np.int32(-1))
-        """)
+        """,
+    )
 
 
 @pytest.mark.slow
 def test_sizes_that_overflow_int64(extra_build, rng):
-    run_extra(extra_build, rng, """\
+    run_extra(
+        extra_build,
+        rng,
+        """\
         x = jnp.asarray(rng.random(8))
         out = jax.ShapeDtypeStruct((8,), jnp.float64)
         # n - drop past int64
@@ -479,14 +618,18 @@ def test_sizes_that_overflow_int64(extra_build, rng):
         xi = rng.integers(-100, 100, 7).astype(np.int32)
         np.testing.assert_array_equal(ops.hard_repeat(xi, reps=3), np.tile(xi, 3))
         np.testing.assert_array_equal(ops.hard_repeat(xi, reps=0), np.zeros(0, np.int32))
-        """)
+        """,
+    )
 
 
 @pytest.mark.slow
 def test_empty_launch_zero_fills_every_output_on_cpu(extra_build, rng):
     # Between calls the allocator hands back buffers that held earlier results, so
     # unwritten outputs would show old values.
-    run_extra(extra_build, rng, """\
+    run_extra(
+        extra_build,
+        rng,
+        """\
         for trial in range(20):
             dtype = (np.float32, np.float64)[trial % 2]
             rows, cols = int(rng.integers(1, 60)), int(rng.integers(1, 60))
@@ -498,12 +641,16 @@ def test_empty_launch_zero_fills_every_output_on_cpu(extra_build, rng):
             y, count = ops.hard_gate(x, on=0)
             assert y.shape == (rows, cols) and count.shape == (rows,)
             assert not np.asarray(y).any() and not np.asarray(count).any(), trial
-        """)
+        """,
+    )
 
 
 @pytest.mark.slow
 def test_value_checks_for_every_integer_dtype(extra_build, rng):
-    run_extra(extra_build, rng, """\
+    run_extra(
+        extra_build,
+        rng,
+        """\
         m = int(rng.integers(5, 120))  # below 128: every dtype holds m + 1
         table = rng.random(m).astype(np.float32)
         for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
@@ -552,4 +699,5 @@ def test_value_checks_for_every_integer_dtype(extra_build, rng):
         opspec.set_checks(False)
         idx = rng.integers(0, m, 50).astype(np.int16)
         np.testing.assert_array_equal(ops.hard_lookup(table, idx, np.zeros(2, np.int16), np.zeros(2, np.int16)), table[idx])
-        """)
+        """,
+    )

@@ -16,7 +16,6 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -113,8 +112,16 @@ def hostile_build(tmp_path_factory):
         (project / "specs" / f"{name}.yaml").write_text(textwrap.dedent(text))
     build = project / "build"
     cuda = "AUTO" if shutil.which("nvcc") else "OFF"
-    configure = ["cmake", "-S", str(project), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}",
-                 f"-DOPSPEC_CUDA={cuda}", "-DBUILD_TESTING=OFF"]
+    configure = [
+        "cmake",
+        "-S",
+        str(project),
+        "-B",
+        str(build),
+        f"-DPython3_EXECUTABLE={sys.executable}",
+        f"-DOPSPEC_CUDA={cuda}",
+        "-DBUILD_TESTING=OFF",
+    ]
     r = subprocess.run(configure, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
@@ -132,7 +139,9 @@ def test_hostile_specs_build_import_and_run(hostile_build):
     project, build = hostile_build
     if shutil.which("nvcc"):
         assert list(build.rglob("names_raw_cuda.cu.o")), "the CUDA part was not built"
-    r = run_python(build, """\
+    r = run_python(
+        build,
+        """\
         import numpy as np, jax, opspec
         jax.config.update("jax_enable_x64", True)
         from opspec import ops
@@ -160,7 +169,8 @@ def test_hostile_specs_build_import_and_run(hostile_build):
         import json
         print(json.dumps(ops.names_portable.__doc__))
         print("hostile ok")
-        """)
+        """,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     assert "hostile ok" in r.stdout
     # The docs reach Python intact: quotes, backslashes and \N stay as written.
@@ -180,8 +190,9 @@ def write_specs(folder, specs):
 def test_ops_differing_only_in_case_are_rejected(tmp_path):
     base = HOSTILE["split_by"]
     write_specs(tmp_path / "specs", {"split_by": base, "Split_By": base.replace("op: split_by", "op: Split_By")})
-    r = subprocess.run([GEN, "--check", "specs/Split_By.yaml", "specs/split_by.yaml"], cwd=tmp_path,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [GEN, "--check", "specs/Split_By.yaml", "specs/split_by.yaml"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert r.returncode == 1
     assert "specs/split_by.yaml:1:5: error: op 'split_by' differs from op 'Split_By' only in case" in r.stderr, r.stderr
     assert "specs/Split_By.yaml:1:5: note: 'Split_By' is defined here" in r.stderr
@@ -202,9 +213,11 @@ def test_errors_are_capped_and_counted(tmp_path):
 
 def test_huge_specs_are_rejected_in_linear_time(tmp_path):
     """A 10 MB spec with 220,000 inputs once took minutes: the checker was quadratic."""
+
     def spec(n):
         body = "".join(f"  - {{name: input_number_{i}, dtype: float32, shape: [s{i}]}}\n" for i in range(n))
         return f"op: huge\ninputs:\n{body}outputs:\n  - {{name: y, dtype: float32, shape: [1]}}\ncpu: '(void)y;'\n"
+
     timings = {}
     for n in (20_000, 220_000):
         (tmp_path / "huge.yaml").write_text(spec(n))
@@ -221,14 +234,19 @@ def test_huge_specs_are_rejected_in_linear_time(tmp_path):
 
 def test_flat_expression_of_200k_terms_is_an_error(tmp_path):
     terms = " + ".join(["n"] * 200_000)
-    write_specs(tmp_path, {"flat": f"""\
+    write_specs(
+        tmp_path,
+        {
+            "flat": f"""\
         op: flat
         inputs:
           - {{name: x, dtype: float32, shape: [n]}}
         outputs:
           - {{name: y, dtype: float32, shape: [{terms}]}}
         cpu: '(void)x; (void)y;'
-        """})
+        """
+        },
+    )
     r = subprocess.run([GEN, "--check", "flat.yaml"], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 1
     assert "flat.yaml:5:293: error: expression has more than 128 terms and operators" in r.stderr
@@ -241,8 +259,12 @@ def test_a_template_error_writes_nothing(tmp_path):
     text = (templates / "ops.pyi.tmpl").read_text()
     (templates / "ops.pyi.tmpl").write_text(text + "{{ op.no_such_key }}\n")
     out = tmp_path / "out"
-    r = subprocess.run([GEN, "--out", str(out), "--templates", str(templates), "specs/add.yaml", "specs/relu.yaml"],
-                       cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [GEN, "--out", str(out), "--templates", str(templates), "specs/add.yaml", "specs/relu.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 1
     assert "ops.pyi.tmpl" in r.stderr
     assert not out.exists()
@@ -253,13 +275,33 @@ def test_spec_path_with_comment_end_and_quotes(tmp_path):
     folder = tmp_path / 'we*/ird"dir'
     write_specs(folder, {"split_by": HOSTILE["split_by"]})
     out = tmp_path / "out"
-    r = subprocess.run([GEN, "--out", str(out), "--templates", str(ROOT / "templates"), str(folder / "split_by.yaml")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [GEN, "--out", str(out), "--templates", str(ROOT / "templates"), str(folder / "split_by.yaml")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     import jax
 
     for name in ("split_by_cpu.c", "split_by_ffi.c"):
-        cc = subprocess.run(["cc", "-std=c11", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I",
-                             str(ROOT / "runtime" / "include"), "-I", str(out), "-I", jax.ffi.include_dir(),
-                             str(out / "ops" / name)], capture_output=True, text=True)
+        cc = subprocess.run(
+            [
+                "cc",
+                "-std=c11",
+                "-fopenmp",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fsyntax-only",
+                "-I",
+                str(ROOT / "runtime" / "include"),
+                "-I",
+                str(out),
+                "-I",
+                jax.ffi.include_dir(),
+                str(out / "ops" / name),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert cc.returncode == 0, cc.stderr

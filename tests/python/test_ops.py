@@ -5,10 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import opspec
 from cases import CASES, reference
 from conftest import tol
+
+import opspec
 
 OPS = sorted(CASES)
 DTYPES = [np.float32, np.float64]
@@ -16,7 +16,7 @@ DTYPES = [np.float32, np.float64]
 
 def run(name, args, attrs, jit):
     fn = getattr(opspec.ops, name)
-    call = (lambda *a: fn(*a, **attrs))
+    call = lambda *a: fn(*a, **attrs)
     out = jax.jit(call)(*args) if jit else call(*args)
     return out if isinstance(out, tuple) else (out,)
 
@@ -122,8 +122,25 @@ def test_vmap_sequential_with_unbatched_args(rng):
     np.testing.assert_allclose(jax.vmap(opspec.ops.scale)(xs, s), xs * s, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["add", "relu", "sigmoid", "split", "scale", "exp_decay", "matvec", "csr_matvec",
-                                  "abs_two_pass", "block_sum", "lif", "spike_reset", "sum", "running_stats"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "add",
+        "relu",
+        "sigmoid",
+        "split",
+        "scale",
+        "exp_decay",
+        "matvec",
+        "csr_matvec",
+        "abs_two_pass",
+        "block_sum",
+        "lif",
+        "spike_reset",
+        "sum",
+        "running_stats",
+    ],
+)
 def test_zero_size_inputs(name, rng):
     args, attrs = CASES[name][0](rng, np.float64, 0)
     out = run(name, args, attrs, True)

@@ -70,7 +70,8 @@ def test_typed_package():
 def test_stubs_pass_mypy(tmp_path):
     pytest.importorskip("mypy")
     good = tmp_path / "good.py"
-    good.write_text(textwrap.dedent("""\
+    good.write_text(
+        textwrap.dedent("""\
         import jax
         import numpy as np
 
@@ -81,9 +82,11 @@ def test_stubs_pass_mypy(tmp_path):
         pos, neg = opspec.ops.split(x)
         z: jax.Array = opspec.ops.leaky_relu(pos - neg, alpha=0.2)
         print(y, z)
-        """))
+        """)
+    )
     bad = tmp_path / "bad.py"
-    bad.write_text(textwrap.dedent("""\
+    bad.write_text(
+        textwrap.dedent("""\
         import numpy as np
 
         import opspec
@@ -91,9 +94,18 @@ def test_stubs_pass_mypy(tmp_path):
         x = np.ones(8, np.float32)
         opspec.ops.leaky_relu(x, alpha="steep")
         n: int = opspec.ops.add(x, x)
-        """))
-    mypy = [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
-            "--follow-imports=silent", "--ignore-missing-imports"]
+        """)
+    )
+    mypy = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--no-incremental",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--follow-imports=silent",
+        "--ignore-missing-imports",
+    ]
     r = subprocess.run([*mypy, str(good), str(bad)], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     # good.py type-checks; in bad.py the stubs are really used (not Any): wrong types are caught.
@@ -125,8 +137,9 @@ def test_opspec_gen_on_path_needs_no_templates(tmp_path):
     for name in ("add.h", "add_body.inc", "add_cpu.c", "add_ffi.c", "add_cuda.cu"):
         assert (tmp_path / "generated" / "ops" / name).read_text() == (ROOT / "generated" / "ops" / name).read_text()
     # A package name prefixes the FFI targets.
-    r = subprocess.run([gen, "--package", "mine", "--out", "g2", "specs/add.yaml"], capture_output=True, text=True,
-                       cwd=tmp_path)
+    r = subprocess.run(
+        [gen, "--package", "mine", "--out", "g2", "specs/add.yaml"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     assert 'const char opspec_package_name[] = "mine";' in (tmp_path / "g2" / "registry.c").read_text()
     assert '_call = _caller("mine")' in (tmp_path / "g2" / "python" / "ops.py").read_text()
@@ -139,25 +152,39 @@ def test_cmake_dir_holds_the_cmake_package():
     r = subprocess.run([sys.executable, "-m", "opspec", "--cmake-dir"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     kit = pathlib.Path(r.stdout.strip())
-    for rel in ("opspecConfig.cmake", "opspecConfigVersion.cmake", "OpspecExtension.cmake", "bin/opspec-gen",
-                "include/opspec/ffi.h", "src/ffi.c", "src/ffi_abi.c", "src/module.c"):
+    for rel in (
+        "opspecConfig.cmake",
+        "opspecConfigVersion.cmake",
+        "OpspecExtension.cmake",
+        "bin/opspec-gen",
+        "include/opspec/ffi.h",
+        "src/ffi.c",
+        "src/ffi_abi.c",
+        "src/module.c",
+    ):
         assert (kit / rel).is_file(), rel
     assert os.access(kit / "bin" / "opspec-gen", os.X_OK)
     # Build tools import the entry point's module to find the folder: it must not load JAX.
-    r = subprocess.run([sys.executable, "-c", "import sys, opspec_cmake; print('jax' in sys.modules)"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys, opspec_cmake; print('jax' in sys.modules)"], capture_output=True, text=True
+    )
     assert r.stdout.strip() == "False", r.stderr
 
 
 def test_python_m_opspec_prints_build_info():
-    r = subprocess.run([sys.executable, "-m", "opspec"], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    r = subprocess.run(
+        [sys.executable, "-m", "opspec"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"opspec {opspec.__version__}\n")
     assert "  ffi_api: 0.1\n" in r.stdout
 
 
 # ---- the jax range check at import -------------------------------------------------------
+
 
 def test_installed_jax_is_in_range():
     assert _runtime.framework_ffi_api() is not None

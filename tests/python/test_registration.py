@@ -3,10 +3,10 @@
 import pathlib
 
 import jax
+from conftest import has_gpu
 
 import opspec
 from opspec import _opspec
-from conftest import has_gpu
 
 SPECS = pathlib.Path(__file__).resolve().parents[2] / "specs"
 

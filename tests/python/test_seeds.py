@@ -13,8 +13,9 @@ import opspec
 def test_csr_small_example():
     A = np.array([[1, 0, 2], [0, 3, 0], [4, 0, 5]], dtype=np.float32)
     m = sp.csr_matrix(A)
-    y = opspec.ops.csr_matvec(m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32),
-                              np.array([-1, 2, 3], np.float32))
+    y = opspec.ops.csr_matvec(
+        m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32), np.array([-1, 2, 3], np.float32)
+    )
     np.testing.assert_array_equal(y, [5, 6, 11])
 
 

@@ -50,7 +50,8 @@ kernel: |
 
 # Same op name, other arithmetic: which handler ran shows in the result.
 ADD_B = ADD_A.replace("Package A's add, out = x + y.", "Package B's add, out = x + 2 y.").replace(
-    "out[i] = x[i] + y[i];", "out[i] = x[i] + 2 * y[i];")
+    "out[i] = x[i] + y[i];", "out[i] = x[i] + 2 * y[i];"
+)
 
 CLAMP_B = """\
 op: clamp
@@ -134,8 +135,18 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     # The documented plain-CMake route: python -m opspec --cmake-dir.
     # pkg_a has no CUDA keyword: AUTO, so with nvcc here its CUDA part is built too;
     # pkg_b's CUDA OFF wins over AUTO.
-    run(["cmake", "-S", str(project), "-B", str(build), *generator(), f"-Dopspec_DIR={cmake_dir()}",
-         f"-DPython3_EXECUTABLE={sys.executable}"])
+    run(
+        [
+            "cmake",
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            *generator(),
+            f"-Dopspec_DIR={cmake_dir()}",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+        ]
+    )
     run(["cmake", "--build", str(build), "-j", "2"])
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
     CHECK_NVCC = CHECK.replace("HAS_NVCC", str(shutil.which("nvcc") is not None))
@@ -152,8 +163,9 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     with open(committed / "ops" / "clamp_cpu.c", "a") as f:
         f.write("/* edited by hand */\n")
     (committed / "ops" / "old_cpu.c").write_text("/* from a deleted spec */\n")
-    r = subprocess.run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"], capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        ["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"], capture_output=True, text=True
+    )
     assert r.returncode != 0
     assert "generated_b/ops/clamp_cpu.c: error: differs from what the specs produce" in r.stdout + r.stderr
     assert "generated_b/ops/old_cpu.c: error: is stale: no spec produces it" in r.stdout + r.stderr
@@ -183,15 +195,27 @@ def test_add_subdirectory_of_the_source_tree(tmp_path):
     project = tmp_path / "vendoring"
     (project / "specs").mkdir(parents=True)
     (project / "specs" / "add.yaml").write_text(ADD_A)
-    (project / "CMakeLists.txt").write_text(textwrap.dedent(f"""\
+    (project / "CMakeLists.txt").write_text(
+        textwrap.dedent(f"""\
         cmake_minimum_required(VERSION 3.24)
         project(vendoring LANGUAGES C)
         add_subdirectory({ROOT.as_posix()} opspec)
         opspec_add_extension(vendored SPECS specs CUDA OFF)
-        """))
+        """)
+    )
     build = project / "build"
-    run(["cmake", "-S", str(project), "-B", str(build), *generator(), f"-DPython3_EXECUTABLE={sys.executable}",
-         "-DOPSPEC_CUDA=OFF"])
+    run(
+        [
+            "cmake",
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            *generator(),
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            "-DOPSPEC_CUDA=OFF",
+        ]
+    )
     # Only the user's package (and the generator it needs): opspec's own library would
     # regenerate into the vendored tree.
     run(["cmake", "--build", str(build), "-j", "2", "--target", "vendored_opspec"])
@@ -214,11 +238,28 @@ def test_opspec_specs_dir_is_honoured(tmp_path):
     (specs / "add.yaml").write_text(ADD_B)  # x + 2 y, under opspec's own name
     build = tmp_path / "build"
     before = {p: p.read_bytes() for p in (ROOT / "generated").rglob("*") if p.is_file()}
-    run(["cmake", "-S", str(ROOT), "-B", str(build), *generator(), f"-DPython3_EXECUTABLE={sys.executable}",
-         "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", f"-DOPSPEC_SPECS_DIR={specs}"])
+    run(
+        [
+            "cmake",
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build),
+            *generator(),
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            "-DOPSPEC_CUDA=OFF",
+            "-DBUILD_TESTING=OFF",
+            f"-DOPSPEC_SPECS_DIR={specs}",
+        ]
+    )
     run(["cmake", "--build", str(build), "-j", "2", "--target", "opspec_opspec"])
     assert sorted(p.name for p in (build / "generated" / "ops").iterdir()) == [
-        "add.h", "add_body.inc", "add_cpu.c", "add_cuda.cu", "add_ffi.c"]
+        "add.h",
+        "add_body.inc",
+        "add_cpu.c",
+        "add_cuda.cu",
+        "add_ffi.c",
+    ]
     assert before == {p: p.read_bytes() for p in (ROOT / "generated").rglob("*") if p.is_file()}
     check = textwrap.dedent("""\
         import numpy as np, opspec

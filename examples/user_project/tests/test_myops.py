@@ -9,6 +9,7 @@ import pytest
 jax.config.update("jax_enable_x64", True)
 
 import myops  # noqa: E402
+
 import opspec  # noqa: E402
 
 DTYPES = [np.float32, np.float64]
@@ -46,8 +47,9 @@ def test_row_norms(rng, dtype):
     x = rng.standard_normal((50, 33)).astype(dtype)
     np.testing.assert_allclose(jax.jit(myops.ops.row_norms)(x), np.linalg.norm(x, axis=1), **tol(dtype))
     batched = jax.vmap(myops.ops.row_norms)(np.stack([x, 2 * x]))
-    np.testing.assert_allclose(batched, np.stack([np.linalg.norm(x, axis=1), 2 * np.linalg.norm(x, axis=1)]),
-                               **tol(dtype))
+    np.testing.assert_allclose(
+        batched, np.stack([np.linalg.norm(x, axis=1), 2 * np.linalg.norm(x, axis=1)]), **tol(dtype)
+    )
 
 
 def test_two_adds_in_one_process(rng):

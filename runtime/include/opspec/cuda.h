@@ -27,11 +27,11 @@ typedef struct opspec_launch {
 
 /* Grid and block for `ndims` launch extents (given slowest first, like array dims; the
  * last runs along x). `threads` NULL: 256 for 1-D, 16x16 for 2-D, 8x8x4 for 3-D. */
-void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
-                        const int64_t *threads, int64_t shared_mem);
+void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
+                        int64_t shared_mem);
 /* Explicit grid and block, given x first (as in CUDA). */
-void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid,
-                            const int64_t *block, int64_t shared_mem);
+void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
+                            int64_t shared_mem);
 /* Validates every configuration against the device's limits; returns a cudaError_t. */
 int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel);
 /* True if any kernel has an empty grid (and will be skipped). */
@@ -49,11 +49,12 @@ int opspec_launch_check(const opspec_launch *l, const char **failed_kernel);
  * launch: 0 or a CUDA error code, naming the kernel in *failed_kernel. A function
  * template rather than a macro, so a kernel's template arguments pass through whole. */
 template <typename Args>
-static inline int opspec_launch_kernel(void (*kernel)(Args), const opspec_launch &cfg, cudaStream_t stream, const Args &args,
-                                       const char **failed_kernel) {
+static inline int opspec_launch_kernel(void (*kernel)(Args), const opspec_launch &cfg, cudaStream_t stream,
+                                       const Args &args, const char **failed_kernel) {
   if (opspec_launch_empty(&cfg)) return 0;
   kernel<<<dim3((unsigned)cfg.grid[0], (unsigned)cfg.grid[1], (unsigned)cfg.grid[2]),
-           dim3((unsigned)cfg.block[0], (unsigned)cfg.block[1], (unsigned)cfg.block[2]), (size_t)cfg.shared_mem, stream>>>(args);
+           dim3((unsigned)cfg.block[0], (unsigned)cfg.block[1], (unsigned)cfg.block[2]), (size_t)cfg.shared_mem,
+           stream>>>(args);
   return opspec_launch_check(&cfg, failed_kernel);
 }
 

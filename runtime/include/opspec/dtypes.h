@@ -14,6 +14,8 @@
 #ifndef OPSPEC_DTYPES_H
 #define OPSPEC_DTYPES_H
 
+/* A table, aligned by hand. */
+/* clang-format off */
 #define OPSPEC_DTYPES(X)                                  \
   X(bool,    bool,     bool,     1,  "bool")              \
   X(int8,    int8_t,   int8_t,   2,  "int8")              \
@@ -26,6 +28,7 @@
   X(uint64,  uint64_t, uint64_t, 9,  "uint64")            \
   X(float32, float,    float,    11, "float32")           \
   X(float64, double,   double,   12, "float64")
+/* clang-format on */
 
 /* Symbolic names for the XLA dtype codes, for hand-written code. */
 enum opspec_dtype {

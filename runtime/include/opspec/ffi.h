@@ -111,17 +111,20 @@ OPSPEC_HOST_DEVICE static inline bool opspec_mul_overflows(int64_t a, int64_t b,
 
 OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_add(int64_t a, int64_t b) {
   int64_t r;
-  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_add_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_add_overflows(a, b, &r))
+    return OPSPEC_SIZE_INVALID;
   return r;
 }
 OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_sub(int64_t a, int64_t b) {
   int64_t r;
-  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_sub_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_sub_overflows(a, b, &r))
+    return OPSPEC_SIZE_INVALID;
   return r;
 }
 OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_mul(int64_t a, int64_t b) {
   int64_t r;
-  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_mul_overflows(a, b, &r)) return OPSPEC_SIZE_INVALID;
+  if (a == OPSPEC_SIZE_INVALID || b == OPSPEC_SIZE_INVALID || opspec_mul_overflows(a, b, &r))
+    return OPSPEC_SIZE_INVALID;
   return r;
 }
 /* C's truncating division and remainder. Neither operand is INT64_MIN past the first
@@ -161,10 +164,14 @@ typedef struct opspec_dim {
 #define OPSPEC_TYPEVAR(index) (-1 - (index))
 
 /* Dims, as the tables of generated handlers spell them. */
-#define OPSPEC_FIXED(extent) {OPSPEC_DIM_FIXED, (extent)}
-#define OPSPEC_SYM(symbol) {OPSPEC_DIM_SYM, (symbol)}
-#define OPSPEC_ELLIPSIS {OPSPEC_DIM_ELLIPSIS, 0}
-#define OPSPEC_EXPR(extent) {OPSPEC_DIM_EXPR, (extent)}
+#define OPSPEC_FIXED(extent) \
+  { OPSPEC_DIM_FIXED, (extent) }
+#define OPSPEC_SYM(symbol) \
+  { OPSPEC_DIM_SYM, (symbol) }
+#define OPSPEC_ELLIPSIS \
+  { OPSPEC_DIM_ELLIPSIS, 0 }
+#define OPSPEC_EXPR(extent) \
+  { OPSPEC_DIM_EXPR, (extent) }
 
 /* One array as a kernel sees it: the data, the element count, the dims padded with 1s.
  * Every array of an op is one of these in its args struct, filled by opspec_decode. */
@@ -287,8 +294,8 @@ typedef struct opspec_value_check {
  *   "opspec csr_matvec: input 'indices'[17] = 9 is out of range: expected 0 <= value <= n - 1 = 7"
  *   "opspec csr_matvec: input 'indptr'[3] = 2 is less than indptr[2] = 5: expected non-decreasing values"
  * Positions are flat (row-major) element indices. Host data only. */
-XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data, int32_t dtype,
-                                   int64_t count, const opspec_value_check *check);
+XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data,
+                                   int32_t dtype, int64_t count, const opspec_value_check *check);
 
 /* The process-wide switch for opspec_check_values (opspec.set_checks() in Python; on
  * by default). Shape and size checks are not switchable: they keep handlers safe. */
@@ -313,7 +320,8 @@ typedef int opspec_cuda_launch_fn(const void *args, int32_t variant, void *strea
  * metadata query (command-buffer compatible: it only enqueues work on XLA's stream and
  * allocates through XLA), opspec_decode, the launch configuration's checks, output
  * sizes, scratch memory from XLA's allocator, then `launch`. */
-XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_cuda_launch_fn *launch);
+XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                               opspec_cuda_launch_fn *launch);
 
 /* A CPU kernel: one per type variant, in opspec_bound.variant order. */
 typedef void opspec_cpu_kernel(const void *args);

@@ -12,10 +12,10 @@
 /* Type variables, shape symbols and attributes of one op: the handler binds them into
  * fixed tables (opspec_bound in opspec/ffi.h). */
 #define OPSPEC_MAX_TYPEVARS 4
-#define OPSPEC_MAX_SYMBOLS 32
-#define OPSPEC_MAX_ATTRS 32
+#define OPSPEC_MAX_SYMBOLS  32
+#define OPSPEC_MAX_ATTRS    32
 /* Arrays of one op. Far above any real op; they bound the generated code's size. */
-#define OPSPEC_MAX_INPUTS 64
+#define OPSPEC_MAX_INPUTS  64
 #define OPSPEC_MAX_OUTPUTS 64
 #define OPSPEC_MAX_SCRATCH 16
 /* Kernels of one `cuda:` section. */

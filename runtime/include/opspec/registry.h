@@ -8,9 +8,9 @@
 #include "opspec/ffi.h"
 
 typedef struct opspec_op_entry {
-  const char *name;       /* FFI target "<package>_<name>" (opspec_package_name) */
-  XLA_FFI_Handler *cpu;   /* platform "cpu" */
-  XLA_FFI_Handler *cuda;  /* platform "CUDA", or NULL (no CUDA body, or built without CUDA) */
+  const char *name;      /* FFI target "<package>_<name>" (opspec_package_name) */
+  XLA_FFI_Handler *cpu;  /* platform "cpu" */
+  XLA_FFI_Handler *cuda; /* platform "CUDA", or NULL (no CUDA body, or built without CUDA) */
 } opspec_op_entry;
 
 /* Ops with a CUDA body name their handler through this, so the table compiles the same

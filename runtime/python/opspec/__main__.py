@@ -1,8 +1,8 @@
 """``python -m opspec``: where opspec's CMake package is, and how opspec was built.
 
-    python -m opspec --cmake-dir    the folder to pass as -Dopspec_DIR=... to plain CMake
-    python -m opspec --version      opspec's version
-    python -m opspec                version and build information
+python -m opspec --cmake-dir    the folder to pass as -Dopspec_DIR=... to plain CMake
+python -m opspec --version      opspec's version
+python -m opspec                version and build information
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ def cmake_dir() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m opspec", description="opspec: JAX ops from YAML specs.")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--cmake-dir", action="store_true",
-                       help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)")
+    group.add_argument(
+        "--cmake-dir", action="store_true", help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)"
+    )
     group.add_argument("--version", action="store_true", help="print opspec's version")
     args = parser.parse_args(argv)
     if args.cmake_dir:

@@ -15,8 +15,9 @@ import dataclasses
 import importlib
 import os
 import re
-from types import ModuleType
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from types import EllipsisType, ModuleType
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +27,7 @@ import numpy as np
 # and the one it runs with are the same version.
 from opspec import _tables
 
-Dim = Union[int, str, "ellipsis", Callable[[dict], int]]
+Dim = int | str | EllipsisType | Callable[[dict], int]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,8 +84,12 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
                 types[spec.dtype] = dtype
                 bound_by[spec.dtype] = spec.name
             elif dtype != types[spec.dtype]:
-                _fail(op, what, f"expected dtype {types[spec.dtype].name} (type {spec.dtype}, "
-                                f"as input '{bound_by[spec.dtype]}'), got {dtype.name}")
+                _fail(
+                    op,
+                    what,
+                    f"expected dtype {types[spec.dtype].name} (type {spec.dtype}, "
+                    f"as input '{bound_by[spec.dtype]}'), got {dtype.name}",
+                )
         elif dtype.name != spec.dtype:
             _fail(op, what, f"expected dtype {spec.dtype}, got {dtype.name}")
 
@@ -95,7 +100,9 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
         fixed = spec.shape[1:] if has_ellipsis else spec.shape
         if (len(shape) < len(fixed)) if has_ellipsis else (len(shape) != len(fixed)):
             want = f"at least {len(fixed)}" if has_ellipsis else f"{len(fixed)}"
-            _fail(op, what, f"expected rank {want} (shape [{', '.join(map(_dim_text, spec.shape))}]), got shape {shape}")
+            _fail(
+                op, what, f"expected rank {want} (shape [{', '.join(map(_dim_text, spec.shape))}]), got shape {shape}"
+            )
         lead = len(shape) - len(fixed)
         if has_ellipsis:
             if ellipsis is None:
@@ -111,8 +118,12 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
                 symbols[dim] = got
                 symbol_from[dim] = spec.name
             elif symbols[dim] != got:
-                _fail(op, what, f"dim {lead + d} ({dim}) is {got}, but {dim} = {symbols[dim]} "
-                                f"from input '{symbol_from[dim]}' (shape {shape})")
+                _fail(
+                    op,
+                    what,
+                    f"dim {lead + d} ({dim}) is {got}, but {dim} = {symbols[dim]} "
+                    f"from input '{symbol_from[dim]}' (shape {shape})",
+                )
     return types, symbols, ellipsis
 
 
@@ -136,8 +147,12 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
         value = attrs[spec.name]
         what = f"attribute '{spec.name}'"
         if isinstance(value, jax.core.Tracer):
-            _fail(op, what, f"must be a static {spec.type} value, got a traced array "
-                            "(attributes are compiled into the call; pass arrays as inputs)")
+            _fail(
+                op,
+                what,
+                f"must be a static {spec.type} value, got a traced array "
+                "(attributes are compiled into the call; pass arrays as inputs)",
+            )
         cast, accepted = _ATTR_TYPES[spec.type]
         if isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0:
             value = value.item()
@@ -232,8 +247,13 @@ def framework_ffi_api(jaxlib_dir: str | None = None) -> tuple | None:
     return (int(major.group(1)), int(minor.group(1))) if major and minor else None
 
 
-def check_jax(package: str, declared_api: tuple, jax_version: str | None = None,
-              jaxlib_version: str | None = None, framework_api: tuple | None = None) -> None:
+def check_jax(
+    package: str,
+    declared_api: tuple,
+    jax_version: str | None = None,
+    jaxlib_version: str | None = None,
+    framework_api: tuple | None = None,
+) -> None:
     """Raises ImportError unless the installed jax can run handlers that declare
     `declared_api`: a jax or jaxlib older than JAX_MIN, or a jaxlib whose FFI API is older
     than the declared one (XLA would refuse every handler when the first computation
@@ -247,16 +267,20 @@ def check_jax(package: str, declared_api: tuple, jax_version: str | None = None,
         jaxlib_version = jaxlib.__version__
     installed = f"jax {jax_version} and jaxlib {jaxlib_version} are installed"
     if _version_tuple(jax_version)[:2] < JAX_MIN or _version_tuple(jaxlib_version)[:2] < JAX_MIN:
-        raise ImportError(f"{package} needs {SUPPORTED}, but {installed}. "
-                          f"Install a supported one: pip install 'jax>={JAX_MIN[0]}.{JAX_MIN[1]}'")
+        raise ImportError(
+            f"{package} needs {SUPPORTED}, but {installed}. "
+            f"Install a supported one: pip install 'jax>={JAX_MIN[0]}.{JAX_MIN[1]}'"
+        )
     if framework_api is None:
         framework_api = framework_ffi_api()
     if framework_api is not None and tuple(framework_api) < tuple(declared_api):
         have = ".".join(map(str, framework_api))
         need = ".".join(map(str, declared_api))
-        raise ImportError(f"{package}'s handlers declare XLA FFI API {need}, but {installed}, whose FFI API is "
-                          f"{have}: XLA would refuse every handler. {package} needs a jaxlib with FFI API {need} "
-                          f"or newer; it supports {SUPPORTED}")
+        raise ImportError(
+            f"{package}'s handlers declare XLA FFI API {need}, but {installed}, whose FFI API is "
+            f"{have}: XLA would refuse every handler. {package} needs a jaxlib with FFI API {need} "
+            f"or newer; it supports {SUPPORTED}"
+        )
 
 
 def caller(package: str) -> Callable[[Op, tuple, dict], Any]:
@@ -299,8 +323,10 @@ def register_targets(native: ModuleType) -> tuple:
         if owner == package:
             continue  # the same package loaded again (importlib.reload): same handlers
         if owner is not None:
-            raise ImportError(f"{package}: FFI target '{target}' (op '{name}') is already registered by package "
-                              f"'{owner}'; rename the op or the package")
+            raise ImportError(
+                f"{package}: FFI target '{target}' (op '{name}') is already registered by package "
+                f"'{owner}'; rename the op or the package"
+            )
         jax.ffi.register_ffi_target(target, cpu, platform="cpu", api_version=1)
         if register_cuda and cuda is not None:
             jax.ffi.register_ffi_target(target, cuda, platform="CUDA", api_version=1)
@@ -313,8 +339,10 @@ def load_package(package: str, api: int = RUNTIME_API) -> tuple:
     can run its handlers, and registers them. Returns (native module, platforms).
     Raises ImportError, naming the installed and the supported versions, otherwise."""
     if api != RUNTIME_API:
-        raise ImportError(f"{package} was built for opspec runtime API {api}, but the installed opspec has "
-                          f"API {RUNTIME_API}: rebuild {package} against the installed opspec")
+        raise ImportError(
+            f"{package} was built for opspec runtime API {api}, but the installed opspec has "
+            f"API {RUNTIME_API}: rebuild {package} against the installed opspec"
+        )
     native = importlib.import_module(f"{package}._opspec")
     info = native.build_info()
     check_jax(package, _version_tuple(info["ffi_api"]))
