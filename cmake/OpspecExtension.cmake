@@ -1,10 +1,12 @@
 # opspec_add_extension: a folder of YAML specs -> an importable Python package of JAX ops.
 #
 #   opspec_add_extension(<python_package> SPECS <dir>
-#                        [GENERATED_DIR <dir>] [CUDA AUTO|ON|OFF] [PYTHON_FILES <file>...])
+#                        [GENERATED_DIR <dir>] [CUDA AUTO|ON|OFF] [CUDA_SIM ON|OFF]
+#                        [PYTHON_FILES <file>...])
 #
 # Generates at build time (a spec edit regenerates; a new spec reconfigures), compiles the
-# generated handlers together with the opspec runtime sources into <python_package>._opspec,
+# generated handlers together with the opspec runtime sources into <python_package>._opspec
+# (with CUDA_SIM, the default, also every CUDA kernel compiled for the CUDA simulator),
 # and assembles the package <python_package> (ops.py, ops.pyi, __init__.py, py.typed) in
 # ${CMAKE_CURRENT_BINARY_DIR}/python/<python_package>, with install rules for it. See
 # docs/user-project.md.
@@ -20,10 +22,12 @@
 #   OPSPEC_CMAKE_DIR            this folder (the .in templates next to this file)
 #   OPSPEC_RUNTIME_INCLUDE_DIR  runtime headers (opspec/*.h)
 #   OPSPEC_RUNTIME_SOURCE_DIR   runtime sources (ffi.c, cpu.c, module.c, ...)
+#   OPSPEC_RUNTIME_SIM_DIR      the CUDA simulator's cuda_runtime.h
 #   OPSPEC_NATIVE_STUB          _opspec.pyi, the stub of every package's extension module
 #   OPSPEC_GEN_TARGET           the opspec-gen executable target; empty: use the files
 #                               already in GENERATED_DIR (opspec's -DOPSPEC_REGENERATE=OFF)
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/OpspecCudaSim.cmake)
 
 # Generated file names follow from op names, and a spec's file name is its op's name.
 function(_opspec_generated_files out gen_dir specs)
@@ -91,7 +95,7 @@ function(_opspec_python_install_dir)
 endfunction()
 
 macro(opspec_add_extension _opspec_package)
-  cmake_parse_arguments(_opspec_arg "" "SPECS;GENERATED_DIR;CUDA" "PYTHON_FILES" ${ARGN})
+  cmake_parse_arguments(_opspec_arg "" "SPECS;GENERATED_DIR;CUDA;CUDA_SIM" "PYTHON_FILES" ${ARGN})
   if(_opspec_arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "opspec_add_extension(${_opspec_package}): unexpected arguments: ${_opspec_arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -115,6 +119,22 @@ macro(opspec_add_extension _opspec_package)
     message(FATAL_ERROR "opspec_add_extension(${_opspec_package}): CUDA must be AUTO, ON or OFF, got '${_opspec_cuda_mode}'")
   endif()
   _opspec_cuda_language(${_opspec_cuda_mode} _opspec_with_cuda)
+  # CUDA_SIM: the keyword, else the OPSPEC_CUDA_SIM cache variable, else ON.
+  if(DEFINED _opspec_arg_CUDA_SIM)
+    set(_opspec_sim_mode ${_opspec_arg_CUDA_SIM})
+  elseif(DEFINED OPSPEC_CUDA_SIM)
+    set(_opspec_sim_mode ${OPSPEC_CUDA_SIM})
+  else()
+    set(_opspec_sim_mode ON)
+  endif()
+  if(_opspec_sim_mode MATCHES "^(ON|on|On|TRUE|true|1|YES|yes)$")
+    set(_opspec_sim_mode ON)
+  elseif(_opspec_sim_mode MATCHES "^(OFF|off|Off|FALSE|false|0|NO|no)$")
+    set(_opspec_sim_mode OFF)
+  else()
+    message(FATAL_ERROR "opspec_add_extension(${_opspec_package}): CUDA_SIM must be ON or OFF, got '${_opspec_sim_mode}'")
+  endif()
+  _opspec_cuda_sim_language(${_opspec_sim_mode} _opspec_with_cuda_sim)
 
   find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
   find_package(OpenMP REQUIRED COMPONENTS C)
@@ -122,10 +142,10 @@ macro(opspec_add_extension _opspec_package)
   _opspec_python_install_dir()
 
   _opspec_add_extension(${_opspec_package} "${_opspec_arg_SPECS}" "${_opspec_arg_GENERATED_DIR}" ${_opspec_with_cuda}
-                        "${_opspec_arg_PYTHON_FILES}")
+                        ${_opspec_with_cuda_sim} "${_opspec_arg_PYTHON_FILES}")
 endmacro()
 
-function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
+function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim python_files)
   get_filename_component(specs_dir ${specs_dir} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
   file(GLOB specs CONFIGURE_DEPENDS ${specs_dir}/*.yaml)
   list(SORT specs)
@@ -204,7 +224,9 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
   Python3_add_library(${target} MODULE WITH_SOABI
     ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/cpu.c ${build_info} ${c_sources})
   target_include_directories(${target} PRIVATE ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir} ${OPSPEC_XLA_INCLUDE_DIR})
-  target_compile_options(${target} PRIVATE ${warnings})
+  # OPSPEC_SANITIZE_FLAGS: opspec's own ASan + UBSan build (./run sanitize); empty otherwise.
+  target_compile_options(${target} PRIVATE ${warnings} ${OPSPEC_SANITIZE_FLAGS})
+  target_link_options(${target} PRIVATE ${OPSPEC_SANITIZE_FLAGS})
   target_link_libraries(${target} PRIVATE OpenMP::OpenMP_C m)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME _opspec
@@ -213,6 +235,32 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
     LIBRARY_OUTPUT_DIRECTORY ${package_dir})
   if(TARGET ${package}_opspec_generate)
     add_dependencies(${target} ${package}_opspec_generate)
+  endif()
+
+  if(with_cuda OR with_cuda_sim)
+    # The CUDA handlers' one path and the launch configuration, in C, for both backends.
+    target_sources(${target} PRIVATE ${rt}/ffi_cuda.c ${rt}/launch.c)
+  endif()
+
+  if(with_cuda_sim)
+    # The simulator's engine, and every op's CUDA source compiled against it: the same
+    # kernels and launchers as the GPU build, on the CPU (OpspecCudaSim.cmake).
+    _opspec_cuda_sim_sources(sim_sources ${package} "${cu_sources}")
+    add_library(${target}_cuda_sim STATIC ${rt}/cuda_sim.cpp ${sim_sources})
+    # The simulator's folder first: its cuda_runtime.h is the one the sources include.
+    target_include_directories(${target}_cuda_sim PRIVATE ${OPSPEC_RUNTIME_SIM_DIR} ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir}
+                                                          ${OPSPEC_XLA_INCLUDE_DIR})
+    target_compile_options(${target}_cuda_sim PRIVATE ${warnings} ${OPSPEC_CUDA_SIM_FLAGS} ${OPSPEC_SANITIZE_FLAGS})
+    set_target_properties(${target}_cuda_sim PROPERTIES
+      CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+      POSITION_INDEPENDENT_CODE ON
+      CXX_VISIBILITY_PRESET hidden)
+    if(TARGET ${package}_opspec_generate)
+      add_dependencies(${target}_cuda_sim ${package}_opspec_generate)
+    endif()
+    target_compile_definitions(${target} PRIVATE OPSPEC_WITH_CUDA_SIM)
+    target_link_libraries(${target} PRIVATE ${target}_cuda_sim)
+    message(STATUS "opspec_add_extension(${package}): the CUDA simulator (backend=\"cuda_sim\")")
   endif()
 
   if(with_cuda)
@@ -235,7 +283,6 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda python_files)
     if(TARGET ${package}_opspec_generate)
       add_dependencies(${target}_cuda ${package}_opspec_generate)
     endif()
-    target_sources(${target} PRIVATE ${rt}/ffi_cuda.c)
     target_compile_definitions(${target} PRIVATE OPSPEC_WITH_CUDA)
     target_link_libraries(${target} PRIVATE ${target}_cuda CUDA::cudart_static)
     message(STATUS "opspec_add_extension(${package}): CUDA handlers for ${CMAKE_CUDA_ARCHITECTURES}")

@@ -17,6 +17,7 @@ install(FILES
     ${_opspec_kit_build}/opspecConfig.cmake
     ${_opspec_kit_build}/opspecConfigVersion.cmake
     ${CMAKE_CURRENT_SOURCE_DIR}/cmake/OpspecExtension.cmake
+    ${CMAKE_CURRENT_SOURCE_DIR}/cmake/OpspecCudaSim.cmake
     ${CMAKE_CURRENT_SOURCE_DIR}/cmake/OpspecJax.cmake
     ${CMAKE_CURRENT_SOURCE_DIR}/cmake/package_init.py.in
     ${OPSPEC_NATIVE_STUB}
@@ -28,8 +29,10 @@ install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/runtime/include/opspec
 set(_opspec_rt ${CMAKE_CURRENT_SOURCE_DIR}/runtime/src)
 install(FILES
     ${_opspec_rt}/module.c ${_opspec_rt}/ffi.c ${_opspec_rt}/ffi_abi.c ${_opspec_rt}/handler.c ${_opspec_rt}/cpu.c
-    ${_opspec_rt}/ffi_cuda.c ${_opspec_rt}/cuda.cu ${_opspec_rt}/extension_info.c.in
+    ${_opspec_rt}/ffi_cuda.c ${_opspec_rt}/cuda.cu ${_opspec_rt}/launch.c ${_opspec_rt}/cuda_sim.cpp
+    ${_opspec_rt}/extension_info.c.in
   DESTINATION ${_opspec_kit}/src COMPONENT opspec)
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/runtime/sim/cuda_runtime.h DESTINATION ${_opspec_kit}/sim COMPONENT opspec)
 install(TARGETS opspec-gen RUNTIME DESTINATION ${_opspec_kit}/bin COMPONENT opspec)
 if(DEFINED SKBUILD_SCRIPTS_DIR)
   install(TARGETS opspec-gen RUNTIME DESTINATION ${SKBUILD_SCRIPTS_DIR} COMPONENT opspec)

@@ -78,6 +78,88 @@ void og_idents_scan(og_idents *set, const char *code) {
   }
 }
 
+/* The next token of `*p` into `tok`: 'i' an identifier, 'n' a number, 'p' one other
+ * character, 0 at the end. Comments, literals and blanks are skipped. */
+static char og_next_token(const char **p, og_buf *tok) {
+  og_buf_clear(tok);
+  for (;;) {
+    const char *s = *p;
+    if (!*s) return 0;
+    if (s[0] == '/' && s[1] == '/') {
+      while (*s && *s != '\n') ++s;
+    } else if (s[0] == '/' && s[1] == '*') {
+      const char *end = strstr(s + 2, "*/");
+      s = end ? end + 2 : s + strlen(s);
+    } else if (*s == '"' || *s == '\'') {
+      s = og_skip_literal(s);
+    } else if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') {
+      ++s;
+    } else {
+      char kind = og_ident_start(*s) ? 'i' : *s >= '0' && *s <= '9' ? 'n' : 'p';
+      const char *start = s;
+      if (kind == 'p')
+        ++s;
+      else
+        while (og_ident_char(*s) || (kind == 'n' && *s == '.')) ++s;
+      og_buf_append(tok, start, (size_t)(s - start));
+      *p = s;
+      return kind;
+    }
+    *p = s;
+  }
+}
+
+/* Skips a parenthesised group that starts at tokens[*i] == "(". */
+static void og_skip_group(char **tokens, size_t n, size_t *i) {
+  int depth = 0;
+  for (; *i < n; ++*i) {
+    if (strcmp(tokens[*i], "(") == 0)
+      depth++;
+    else if (strcmp(tokens[*i], ")") == 0 && --depth == 0)
+      return;
+  }
+}
+
+void og_dynamic_shared_scan(const char *code, void (*found)(const char *type, const char *name, void *ud), void *ud) {
+  og_buf tok = {0};
+  char **tokens = NULL;
+  size_t n = 0, cap = 0;
+  const char *p = code;
+  while (og_next_token(&p, &tok)) {
+    og_grow((void **)&tokens, &cap, n + 1, sizeof *tokens);
+    tokens[n++] = og_xstrdup(og_buf_str(&tok));
+  }
+  /* A statement from `extern` to `;` that says __shared__ and ends NAME [ ] ;. */
+  for (size_t i = 0; i < n; ++i) {
+    if (strcmp(tokens[i], "extern") != 0) continue;
+    size_t end = i;
+    while (end < n && strcmp(tokens[end], ";") != 0 && strcmp(tokens[end], "{") != 0) ++end;
+    if (end >= n || strcmp(tokens[end], ";") != 0 || end < i + 4 || strcmp(tokens[end - 1], "]") != 0 ||
+        strcmp(tokens[end - 2], "[") != 0 || !og_ident_start(tokens[end - 3][0]))
+      continue;
+    og_buf type = {0};
+    bool shared = false;
+    for (size_t t = i + 1; t < end - 3; ++t) {
+      if (strcmp(tokens[t], "__shared__") == 0) {
+        shared = true;
+      } else if ((strcmp(tokens[t], "__align__") == 0 || strcmp(tokens[t], "alignas") == 0 ||
+                  strcmp(tokens[t], "__attribute__") == 0) &&
+                 t + 1 < end - 3 && strcmp(tokens[t + 1], "(") == 0) {
+        ++t;
+        og_skip_group(tokens, end - 3, &t);
+      } else {
+        og_buf_printf(&type, "%s%s", type.len ? " " : "", tokens[t]);
+      }
+    }
+    if (shared && type.len) found(og_buf_str(&type), tokens[end - 3], ud);
+    og_buf_free(&type);
+    i = end;
+  }
+  for (size_t i = 0; i < n; ++i) free(tokens[i]);
+  free(tokens);
+  og_buf_free(&tok);
+}
+
 void og_idents_free(og_idents *set) {
   for (size_t i = 0; i < set->n; ++i) free(set->names[i]);
   free(set->names);

@@ -32,4 +32,10 @@ void og_idents_free(og_idents *set);
 typedef void og_decl_fn(const char *name, int line, int col, void *ud);
 void og_idents_scan_decls(const char *code, const og_idents *types, og_decl_fn *fn, void *ud);
 
+/* Calls `found` for every `extern __shared__ TYPE NAME[];` declaration in `code` (a
+ * CUDA body), with TYPE as written (its tokens joined by single spaces, alignment
+ * attributes left out): the dynamic shared memory arrays the CUDA simulator must give
+ * storage to. The same light tokenizer: a declaration it cannot read is skipped. */
+void og_dynamic_shared_scan(const char *code, void (*found)(const char *type, const char *name, void *ud), void *ud);
+
 #endif /* OG_C_IDENTS_H */

@@ -274,7 +274,8 @@ static void og_py_docstring(og_value *lines, og_value *doc) {
   og_line(lines, "    \"\"\"");
 }
 
-/* The parameters of an op's function: inputs, then the attributes keyword-only. */
+/* The parameters of an op's function: inputs, then the attributes and `backend`
+ * keyword-only. */
 static og_value *og_py_params(const og_op *op, bool typed) {
   og_value *params = og_value_list();
   og_buf b = {0};
@@ -283,7 +284,7 @@ static og_value *og_py_params(const og_op *op, bool typed) {
     og_buf_printf(&b, "%s%s", op->inputs[i].name, typed ? ": _ArrayLike" : "");
     og_list_push(params, og_value_str(og_buf_str(&b)));
   }
-  if (op->nattrs) og_list_push(params, og_value_str("*"));
+  og_list_push(params, og_value_str("*"));
   for (size_t i = 0; i < op->nattrs; ++i) {
     const og_attr *a = &op->attrs[i];
     og_buf_clear(&b);
@@ -292,6 +293,8 @@ static og_value *og_py_params(const og_op *op, bool typed) {
     if (a->has_default) og_buf_printf(&b, typed ? " = %s" : "=%s", a->default_py);
     og_list_push(params, og_value_str(og_buf_str(&b)));
   }
+  /* `backend` is a reserved name (names.c), so no spec name can take it. */
+  og_list_push(params, og_value_str(typed ? "backend: _Backend | None = None" : "backend=None"));
   og_buf_free(&b);
   return params;
 }
@@ -358,7 +361,7 @@ static og_value *og_ctx_python(const og_op *op) {
   for (size_t i = 0; i < op->nattrs; ++i)
     og_buf_printf(&attrs, "%s\"%s\": %s", i ? ", " : "", op->attrs[i].name, op->attrs[i].name);
   og_buf_putc(&attrs, '}');
-  og_buf_printf(&call, "    return _call(_op_%s, %s, %s)", op->name, og_buf_str(&tuple), og_buf_str(&attrs));
+  og_buf_printf(&call, "    return _call(_op_%s, %s, %s, backend)", op->name, og_buf_str(&tuple), og_buf_str(&attrs));
   if (call.len <= OG_PY_LINE) {
     og_line(lines, "%s", og_buf_str(&call));
   } else {
@@ -366,6 +369,7 @@ static og_value *og_ctx_python(const og_op *op) {
     og_line(lines, "        _op_%s,", op->name);
     og_line(lines, "        %s,", og_buf_str(&tuple));
     og_line(lines, "        %s,", og_buf_str(&attrs));
+    og_line(lines, "        backend,");
     og_line(lines, "    )");
   }
   og_buf_free(&call);
@@ -417,6 +421,11 @@ static og_value *og_ctx_op_map(const og_op *op) {
   else
     og_buf_puts(&handler, "NULL");
   og_map_set(v, "cuda_handler", og_value_str_take(og_buf_take(&handler)));
+  if (has_cuda)
+    og_buf_printf(&handler, "OPSPEC_CUDA_SIM_HANDLER(opspec_%s_cuda_sim)", op->name);
+  else
+    og_buf_puts(&handler, "NULL");
+  og_map_set(v, "cuda_sim_handler", og_value_str_take(og_buf_take(&handler)));
   og_map_set(v, "python", og_ctx_python(op));
   og_map_set(v, "stub", og_ctx_stub(op));
   og_emit_kernels(op, v);

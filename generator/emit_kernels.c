@@ -416,8 +416,35 @@ static og_value *og_cuda_launcher(const og_op *op) {
   return lines;
 }
 
+/* OPSPEC_DYNAMIC_SHARED(NAME, TYPE) for each name the kernels declare `extern __shared__`,
+ * once: the CUDA simulator's storage for it (opspec/cuda.h). */
+typedef struct og_shared_names {
+  og_idents seen;
+  og_value *lines;
+} og_shared_names;
+
+static void og_shared_found(const char *type, const char *name, void *ud) {
+  og_shared_names *names = ud;
+  if (og_idents_has(&names->seen, name)) return;
+  og_idents_add(&names->seen, name);
+  if (!og_list_len(names->lines)) {
+    og_line(names->lines, "%s", "");
+    og_line(names->lines,
+            "/* Its kernels' dynamic shared memory: storage the CUDA simulator needs, nothing on a GPU. */");
+  }
+  og_line(names->lines, "OPSPEC_DYNAMIC_SHARED(%s, %s)", name, type);
+}
+
+static og_value *og_dynamic_shared(const og_op *op) {
+  og_shared_names names = {{0}, og_lines()};
+  for (size_t k = 0; k < op->ncuda; ++k) og_dynamic_shared_scan(op->cuda[k].body.text, og_shared_found, &names);
+  og_idents_free(&names.seen);
+  return names.lines;
+}
+
 static void og_emit_cuda(const og_op *op, og_value *v) {
   bool has = op->ncuda > 0 || op->kernel.present;
+  og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
   og_map_set(v, "with_cuda", og_when(has));
   og_map_set(v, "without_cuda", og_when(!has));
   og_value *kernels = og_value_list();

@@ -19,11 +19,15 @@ typedef struct opspec_block_sum_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_block_sum_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_block_sum". */
+/* The XLA FFI handlers of block_sum (registry.c). */
 XLA_FFI_Error *opspec_block_sum_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_block_sum_cuda_launch; /* in block_sum_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_block_sum_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_block_sum_cuda_sim_launch; /* block_sum_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

@@ -7,6 +7,9 @@
 #include "opspec/cuda.h"
 #include "ops/block_sum.h"
 
+/* Its kernels' dynamic shared memory: storage the CUDA simulator needs, nothing on a GPU. */
+OPSPEC_DYNAMIC_SHARED(opspec_shared, unsigned char)
+
 /* Kernel 'reduce' of block_sum. */
 template <typename T>
 static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspec_args) {
@@ -25,7 +28,7 @@ static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspe
         __syncthreads();
       }
       if (tx == 0) block_sums[blockIdx.x] = shared[0];
-#line 29 "generated/ops/block_sum_cuda.cu"
+#line 32 "generated/ops/block_sum_cuda.cu"
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the

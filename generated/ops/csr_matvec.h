@@ -24,11 +24,15 @@ typedef struct opspec_csr_matvec_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_csr_matvec_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_csr_matvec". */
+/* The XLA FFI handlers of csr_matvec (registry.c). */
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_csr_matvec_cuda_launch; /* in csr_matvec_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_csr_matvec_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_csr_matvec_cuda_sim_launch; /* csr_matvec_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

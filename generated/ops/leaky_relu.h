@@ -19,11 +19,15 @@ typedef struct opspec_leaky_relu_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_leaky_relu_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_leaky_relu". */
+/* The XLA FFI handlers of leaky_relu (registry.c). */
 XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_leaky_relu_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_leaky_relu_cuda_launch; /* in leaky_relu_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_leaky_relu_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_leaky_relu_cuda_sim_launch; /* leaky_relu_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

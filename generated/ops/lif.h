@@ -25,11 +25,15 @@ typedef struct opspec_lif_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_lif_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_lif". */
+/* The XLA FFI handlers of lif (registry.c). */
 XLA_FFI_Error *opspec_lif_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_lif_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_lif_cuda_launch; /* in lif_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_lif_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_lif_cuda_sim_launch; /* lif_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

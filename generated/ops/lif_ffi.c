@@ -53,6 +53,14 @@ XLA_FFI_Error *opspec_lif_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_lif_cuda(XLA_FFI_CallFrame *cf) {
   opspec_lif_args args;
-  return opspec_run_cuda(cf, &opspec_lif_desc, &args, opspec_lif_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_gpu, opspec_lif_cuda_launch);
+}
+#endif
+
+#ifdef OPSPEC_WITH_CUDA_SIM
+/* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
+XLA_FFI_Error *opspec_lif_cuda_sim(XLA_FFI_CallFrame *cf) {
+  opspec_lif_args args;
+  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_sim, opspec_lif_cuda_sim_launch);
 }
 #endif

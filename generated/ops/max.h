@@ -18,7 +18,7 @@ typedef struct opspec_max_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_max_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_max". */
+/* The XLA FFI handlers of max (registry.c). */
 XLA_FFI_Error *opspec_max_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ typedef struct opspec_parallel_add_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_parallel_add_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_parallel_add". */
+/* The XLA FFI handlers of parallel_add (registry.c). */
 XLA_FFI_Error *opspec_parallel_add_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

@@ -20,7 +20,7 @@ typedef struct opspec_running_stats_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_running_stats_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_running_stats". */
+/* The XLA FFI handlers of running_stats (registry.c). */
 XLA_FFI_Error *opspec_running_stats_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

@@ -18,11 +18,15 @@ typedef struct opspec_sigmoid_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_sigmoid_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_sigmoid". */
+/* The XLA FFI handlers of sigmoid (registry.c). */
 XLA_FFI_Error *opspec_sigmoid_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_sigmoid_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_sigmoid_cuda_launch; /* in sigmoid_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_sigmoid_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_sigmoid_cuda_sim_launch; /* sigmoid_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

@@ -22,11 +22,15 @@ typedef struct opspec_spike_reset_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_spike_reset_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_spike_reset". */
+/* The XLA FFI handlers of spike_reset (registry.c). */
 XLA_FFI_Error *opspec_spike_reset_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_spike_reset_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_spike_reset_cuda_launch; /* in spike_reset_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_spike_reset_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_spike_reset_cuda_sim_launch; /* spike_reset_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

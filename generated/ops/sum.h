@@ -18,7 +18,7 @@ typedef struct opspec_sum_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_sum_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_sum". */
+/* The XLA FFI handlers of sum (registry.c). */
 XLA_FFI_Error *opspec_sum_cpu(XLA_FFI_CallFrame *cf);
 
 #ifdef __cplusplus

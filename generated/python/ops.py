@@ -6,6 +6,10 @@ Each function checks its arguments at trace time against the spec (dtypes, ranks
 shape symbols, attributes), infers the output shapes, and calls the op's native XLA
 FFI target. Nothing here runs when the compiled computation runs.
 
+Every function takes ``backend=``: None (the default) runs the CPU kernel on the CPU
+platform and the CUDA kernels on a GPU; "cpu", "cuda" or "cuda_sim" (the CUDA kernels
+on the CUDA simulator, on the CPU platform) choose one (opspec._runtime.call).
+
 Every name this module defines besides the ops starts with '_' (op records with
 '_op_'), and op names may not, so no op can shadow them.
 """
@@ -57,12 +61,16 @@ _op_abs_two_pass = _Op(
 )
 
 
-def abs_two_pass(x):
+def abs_two_pass(
+    x,
+    *,
+    backend=None,
+):
     """|x| as sqrt(x * x) in two passes through a scratch buffer: the tutorial's
     numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
     the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
     """
-    return _call(_op_abs_two_pass, (x,), {})
+    return _call(_op_abs_two_pass, (x,), {}, backend)
 
 
 _op_add = _Op(
@@ -82,13 +90,15 @@ _op_add = _Op(
 def add(
     x,
     y,
+    *,
+    backend=None,
 ):
     """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
     The portable kernel runs once per element; on CPU the loop goes parallel above the
     parallel threshold, on GPU it is one thread per element.
     """
-    return _call(_op_add, (x, y), {})
+    return _call(_op_add, (x, y), {}, backend)
 
 
 _op_block_sum = _Op(
@@ -102,11 +112,15 @@ _op_block_sum = _Op(
 )
 
 
-def block_sum(x):
+def block_sum(
+    x,
+    *,
+    backend=None,
+):
     """Per-block sums: block_sums[b] = sum(x[b * 256 : (b + 1) * 256]), the tutorial's
     shared-memory reduction (256 threads per block, a tree reduction in shared memory).
     """
-    return _call(_op_block_sum, (x,), {})
+    return _call(_op_block_sum, (x,), {}, backend)
 
 
 _op_csr_matvec = _Op(
@@ -130,11 +144,13 @@ def csr_matvec(
     indices,
     indptr,
     x,
+    *,
+    backend=None,
 ):
     """Sparse matrix times dense vector, y = A @ x, with A in CSR form (data, indices,
     indptr) of rows_p1 - 1 rows. One launch index per row.
     """
-    return _call(_op_csr_matvec, (data, indices, indptr, x), {})
+    return _call(_op_csr_matvec, (data, indices, indptr, x), {}, backend)
 
 
 _op_exp_decay = _Op(
@@ -154,9 +170,11 @@ _op_exp_decay = _Op(
 def exp_decay(
     x,
     decay,
+    *,
+    backend=None,
 ):
     """Exponential decay, out[i] = x[i] * exp(-decay[0])."""
-    return _call(_op_exp_decay, (x, decay), {})
+    return _call(_op_exp_decay, (x, decay), {}, backend)
 
 
 _op_exp_trace = _Op(
@@ -178,11 +196,13 @@ def exp_trace(
     trace,
     spikes,
     tau_inv,
+    *,
+    backend=None,
 ):
     """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
     Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
     """
-    return _call(_op_exp_trace, (trace, spikes, tau_inv), {})
+    return _call(_op_exp_trace, (trace, spikes, tau_inv), {}, backend)
 
 
 _op_hadamard = _Op(
@@ -202,12 +222,14 @@ _op_hadamard = _Op(
 def hadamard(
     A,
     B,
+    *,
+    backend=None,
 ):
     """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
     i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
     read neighbouring elements).
     """
-    return _call(_op_hadamard, (A, B), {})
+    return _call(_op_hadamard, (A, B), {}, backend)
 
 
 _op_leaky_relu = _Op(
@@ -225,13 +247,14 @@ def leaky_relu(
     x,
     *,
     alpha=0.01,
+    backend=None,
 ):
     """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
 
     Attributes (static; compiled into the call):
         alpha (float64, default 0.01): slope for negative inputs
     """
-    return _call(_op_leaky_relu, (x,), {"alpha": alpha})
+    return _call(_op_leaky_relu, (x,), {"alpha": alpha}, backend)
 
 
 _op_lif = _Op(
@@ -262,12 +285,14 @@ def lif(
     V_th,
     V_rest,
     dt,
+    *,
+    backend=None,
 ):
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
     (spikes = 1) and is reset to V_rest.
     """
-    return _call(_op_lif, (V, I_ext, tau_inv, V_th, V_rest, dt), {})
+    return _call(_op_lif, (V, I_ext, tau_inv, V_th, V_rest, dt), {}, backend)
 
 
 _op_matvec = _Op(
@@ -287,9 +312,11 @@ _op_matvec = _Op(
 def matvec(
     A,
     x,
+    *,
+    backend=None,
 ):
     """Dense matrix times vector, out = A @ x. One launch index per row."""
-    return _call(_op_matvec, (A, x), {})
+    return _call(_op_matvec, (A, x), {}, backend)
 
 
 _op_max = _Op(
@@ -303,9 +330,13 @@ _op_max = _Op(
 )
 
 
-def max(x):
+def max(
+    x,
+    *,
+    backend=None,
+):
     """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
-    return _call(_op_max, (x,), {})
+    return _call(_op_max, (x,), {}, backend)
 
 
 _op_parallel_add = _Op(
@@ -325,12 +356,14 @@ _op_parallel_add = _Op(
 def parallel_add(
     x,
     y,
+    *,
+    backend=None,
 ):
     """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
     function body, free to use OpenMP directly (numba's parallel=True + prange). It
     honours opspec.set_cpu_threads() through opspec_cpu_threads().
     """
-    return _call(_op_parallel_add, (x, y), {})
+    return _call(_op_parallel_add, (x, y), {}, backend)
 
 
 _op_relu = _Op(
@@ -344,9 +377,13 @@ _op_relu = _Op(
 )
 
 
-def relu(x):
+def relu(
+    x,
+    *,
+    backend=None,
+):
     """Element-wise ReLU, out = max(x, 0)."""
-    return _call(_op_relu, (x,), {})
+    return _call(_op_relu, (x,), {}, backend)
 
 
 _op_running_stats = _Op(
@@ -363,11 +400,15 @@ _op_running_stats = _Op(
 )
 
 
-def running_stats(x):
+def running_stats(
+    x,
+    *,
+    backend=None,
+):
     """Mean and (population) standard deviation of x in two passes, as two outputs of shape
     [1]. An empty x gives NaN for both.
     """
-    return _call(_op_running_stats, (x,), {})
+    return _call(_op_running_stats, (x,), {}, backend)
 
 
 _op_scale = _Op(
@@ -387,9 +428,11 @@ _op_scale = _Op(
 def scale(
     x,
     s,
+    *,
+    backend=None,
 ):
     """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op)."""
-    return _call(_op_scale, (x, s), {})
+    return _call(_op_scale, (x, s), {}, backend)
 
 
 _op_sigmoid = _Op(
@@ -403,9 +446,13 @@ _op_sigmoid = _Op(
 )
 
 
-def sigmoid(x):
+def sigmoid(
+    x,
+    *,
+    backend=None,
+):
     """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
-    return _call(_op_sigmoid, (x,), {})
+    return _call(_op_sigmoid, (x,), {}, backend)
 
 
 _op_spike_reset = _Op(
@@ -430,12 +477,14 @@ def spike_reset(
     V,
     V_th,
     V_rest,
+    *,
+    backend=None,
 ):
     """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
     spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
     reset) on XLA's stream; on CPU as one portable loop.
     """
-    return _call(_op_spike_reset, (V, V_th, V_rest), {})
+    return _call(_op_spike_reset, (V, V_th, V_rest), {}, backend)
 
 
 _op_split = _Op(
@@ -452,9 +501,13 @@ _op_split = _Op(
 )
 
 
-def split(x):
+def split(
+    x,
+    *,
+    backend=None,
+):
     """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
-    return _call(_op_split, (x,), {})
+    return _call(_op_split, (x,), {}, backend)
 
 
 _op_sum = _Op(
@@ -468,6 +521,10 @@ _op_sum = _Op(
 )
 
 
-def sum(x):
+def sum(
+    x,
+    *,
+    backend=None,
+):
     """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0."""
-    return _call(_op_sum, (x,), {})
+    return _call(_op_sum, (x,), {}, backend)

@@ -2,9 +2,13 @@
 # and rebuild.
 # Names other than the ops start with '_', which op names may not.
 from builtins import tuple as _tuple
+from typing import Literal as _Literal
 
 import jax as _jax
 from jax.typing import ArrayLike as _ArrayLike
+
+# Which implementation runs a call; None follows the platform (opspec._runtime.BACKENDS).
+_Backend = _Literal["cpu", "cuda", "cuda_sim"]
 
 __all__ = [
     "abs_two_pass",
@@ -28,7 +32,11 @@ __all__ = [
     "sum",
 ]
 
-def abs_two_pass(x: _ArrayLike) -> _jax.Array:
+def abs_two_pass(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """|x| as sqrt(x * x) in two passes through a scratch buffer: the tutorial's
     numba_cuda_callable example. On GPU the two kernels run in order on XLA's stream and
     the scratch buffer comes from XLA's allocator; on CPU it is heap memory for the call.
@@ -38,6 +46,8 @@ def abs_two_pass(x: _ArrayLike) -> _jax.Array:
 def add(
     x: _ArrayLike,
     y: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
@@ -46,7 +56,11 @@ def add(
     """
     ...
 
-def block_sum(x: _ArrayLike) -> _jax.Array:
+def block_sum(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """Per-block sums: block_sums[b] = sum(x[b * 256 : (b + 1) * 256]), the tutorial's
     shared-memory reduction (256 threads per block, a tree reduction in shared memory).
     """
@@ -57,6 +71,8 @@ def csr_matvec(
     indices: _ArrayLike,
     indptr: _ArrayLike,
     x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Sparse matrix times dense vector, y = A @ x, with A in CSR form (data, indices,
     indptr) of rows_p1 - 1 rows. One launch index per row.
@@ -66,6 +82,8 @@ def csr_matvec(
 def exp_decay(
     x: _ArrayLike,
     decay: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Exponential decay, out[i] = x[i] * exp(-decay[0])."""
     ...
@@ -74,6 +92,8 @@ def exp_trace(
     trace: _ArrayLike,
     spikes: _ArrayLike,
     tau_inv: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Exponential trace update used in STDP: out[i] = trace[i] * exp(-tau_inv[0]) + spikes[i].
     Iterated with spike probability p, the trace's mean settles at p / (1 - exp(-tau_inv)).
@@ -83,6 +103,8 @@ def exp_trace(
 def hadamard(
     A: _ArrayLike,
     B: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
     i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
@@ -94,6 +116,7 @@ def leaky_relu(
     x: _ArrayLike,
     *,
     alpha: float = 0.01,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Element-wise leaky ReLU, out = x if x > 0 else alpha * x.
 
@@ -109,6 +132,8 @@ def lif(
     V_th: _ArrayLike,
     V_rest: _ArrayLike,
     dt: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _tuple[_jax.Array, _jax.Array]:
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
@@ -119,17 +144,25 @@ def lif(
 def matvec(
     A: _ArrayLike,
     x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Dense matrix times vector, out = A @ x. One launch index per row."""
     ...
 
-def max(x: _ArrayLike) -> _jax.Array:
+def max(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
     ...
 
 def parallel_add(
     x: _ArrayLike,
     y: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Element-wise sum with a hand-written OpenMP loop: the raw `cpu:` body is a whole
     function body, free to use OpenMP directly (numba's parallel=True + prange). It
@@ -137,11 +170,19 @@ def parallel_add(
     """
     ...
 
-def relu(x: _ArrayLike) -> _jax.Array:
+def relu(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """Element-wise ReLU, out = max(x, 0)."""
     ...
 
-def running_stats(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
+def running_stats(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _tuple[_jax.Array, _jax.Array]:
     """Mean and (population) standard deviation of x in two passes, as two outputs of shape
     [1]. An empty x gives NaN for both.
     """
@@ -150,11 +191,17 @@ def running_stats(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
 def scale(
     x: _ArrayLike,
     s: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """Scale by a one-element array, out = x * s[0] (the tutorial's multi-backend op)."""
     ...
 
-def sigmoid(x: _ArrayLike) -> _jax.Array:
+def sigmoid(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
     ...
 
@@ -162,6 +209,8 @@ def spike_reset(
     V: _ArrayLike,
     V_th: _ArrayLike,
     V_rest: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
 ) -> _tuple[_jax.Array, _jax.Array]:
     """Spike detection and reset: spikes[i] = V[i] >= V_th[0]; V_out[i] = V_rest[0] where a
     spike fired, else V[i]. On GPU it runs as the tutorial's two kernels (detect, then
@@ -169,10 +218,18 @@ def spike_reset(
     """
     ...
 
-def split(x: _ArrayLike) -> _tuple[_jax.Array, _jax.Array]:
+def split(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _tuple[_jax.Array, _jax.Array]:
     """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
     ...
 
-def sum(x: _ArrayLike) -> _jax.Array:
+def sum(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
     """Sum of all elements, out[0] = sum(x); accumulates in double. An empty x sums to 0."""
     ...

@@ -1,67 +1,12 @@
-// Launch configuration, validation and errors for generated CUDA code; see opspec/cuda.h.
+// The GPU's side of the CUDA backend (opspec_cuda_gpu in ffi_cuda.c): devices and error
+// texts from the CUDA runtime, which the extension links statically.
 #include "opspec/cuda.h"
 #include "opspec/ffi_cuda.h"
 
-void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
-                        int64_t shared_mem) {
-  static const int64_t defaults[3][3] = {{256, 1, 1}, {16, 16, 1}, {8, 8, 4}};
-  l->kernel = kernel;
-  l->shared_mem = shared_mem;
-  for (int axis = 0; axis < 3; ++axis) {
-    l->grid[axis] = 1;
-    l->block[axis] = 1;
-  }
-  for (int d = 0; d < ndims; ++d) {
-    int axis = ndims - 1 - d;  // the last extent runs along x
-    int64_t block = threads ? threads[d] : defaults[ndims - 1][axis];
-    l->block[axis] = block;
-    // opspec_cdiv cannot overflow where extents[d] + block - 1 could; an empty or
-    // negative extent, or a bad block (reported by opspec_launch_prepare), gives no grid.
-    l->grid[axis] = block > 0 && extents[d] > 0 ? opspec_cdiv(extents[d], block) : 0;
-  }
-}
+static_assert(OPSPEC_CUDA_ERROR_INVALID_CONFIGURATION == (int)cudaErrorInvalidConfiguration,
+              "opspec/launch.h spells cudaErrorInvalidConfiguration for C");
 
-void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
-                            int64_t shared_mem) {
-  l->kernel = kernel;
-  l->shared_mem = shared_mem;
-  for (int axis = 0; axis < 3; ++axis) {
-    l->grid[axis] = axis < ndims ? grid[axis] : 1;
-    l->block[axis] = axis < ndims ? block[axis] : 1;
-  }
-}
-
-int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel) {
-  static const int64_t max_grid[3] = {2147483647, 65535, 65535};
-  for (size_t i = 0; i < n; ++i) {
-    // Each block dim within 1..1024 first, so that their product cannot overflow.
-    bool bad = l[i].shared_mem < 0;
-    for (int axis = 0; axis < 3; ++axis) bad |= l[i].block[axis] < 1 || l[i].block[axis] > 1024;
-    bad = bad || l[i].block[0] * l[i].block[1] * l[i].block[2] > 1024;
-    for (int axis = 0; axis < 3; ++axis) bad |= l[i].grid[axis] < 0 || l[i].grid[axis] > max_grid[axis];
-    if (bad) {
-      *failed_kernel = l[i].kernel;
-      return (int)cudaErrorInvalidConfiguration;
-    }
-  }
-  return 0;
-}
-
-int opspec_launch_any_empty(const opspec_launch *l, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (opspec_launch_empty(&l[i])) return 1;
-  return 0;
-}
-
-int opspec_launch_check(const opspec_launch *l, const char **failed_kernel) {
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) *failed_kernel = l->kernel;
-  return (int)err;
-}
-
-int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream) {
-  if (bytes == 0) return 0;
-  return (int)cudaMemsetAsync(ptr, 0, bytes, stream);
-}
-
-extern "C" const char *opspec_cuda_error_string(int code) { return cudaGetErrorString((cudaError_t)code); }
+extern "C" int opspec_cudart_device_count(int *count) { return (int)cudaGetDeviceCount(count); }
+extern "C" int opspec_cudart_get_device(int *device) { return (int)cudaGetDevice(device); }
+extern "C" int opspec_cudart_set_device(int device) { return (int)cudaSetDevice(device); }
+extern "C" const char *opspec_cudart_error_string(int code) { return cudaGetErrorString((cudaError_t)code); }

@@ -15,6 +15,7 @@
 
 #include "opspec/dtypes.h"
 #include "opspec/ffi.h"
+#include "opspec/ffi_cuda.h"
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "opspec supports 64-bit targets only, like jaxlib");
 
@@ -135,3 +136,18 @@ _Static_assert(OPSPEC_FFI_API_MAJOR == XLA_FFI_API_MAJOR && OPSPEC_FFI_API_MINOR
 /* The versions as numbers, for opspec.build_info(). */
 int opspec_ffi_api_declared(void) { return OPSPEC_FFI_API_MAJOR * 1000 + OPSPEC_FFI_API_MINOR; }
 int opspec_ffi_api_header(void) { return XLA_FFI_API_MAJOR * 1000 + XLA_FFI_API_MINOR; }
+
+/* XLA_FFI_DeviceOrdinal_Get (FFI API 0.2), which ffi_cuda.c spells itself so that it
+ * compiles against 0.1 headers too: where a header has the call, it is where ffi_cuda.c
+ * reads it (OPSPEC_FFI_DEVICE_ORDINAL_SLOT, the slot after XLA_FFI_RunId_Get), and its
+ * arguments are laid out as opspec_ffi_device_ordinal_args. */
+OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_RunId_Get, OPSPEC_FFI_DEVICE_ORDINAL_SLOT - 8);
+#if XLA_FFI_API_MAJOR > 0 || XLA_FFI_API_MINOR >= 2
+_Static_assert(offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get) == OPSPEC_FFI_DEVICE_ORDINAL_SLOT,
+               "XLA_FFI_DeviceOrdinal_Get is not where ffi_cuda.c reads it");
+_Static_assert(offsetof(XLA_FFI_DeviceOrdinal_Get_Args, ctx) == offsetof(opspec_ffi_device_ordinal_args, ctx) &&
+                   offsetof(XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal) ==
+                       offsetof(opspec_ffi_device_ordinal_args, device_ordinal) &&
+                   XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE == OPSPEC_FFI_DEVICE_ORDINAL_ARGS_SIZE,
+               "XLA_FFI_DeviceOrdinal_Get_Args is not laid out as opspec_ffi_device_ordinal_args");
+#endif

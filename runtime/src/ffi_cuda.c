@@ -1,10 +1,140 @@
-/* Stream, scratch memory and errors for the generated CUDA handlers; see ffi_cuda.h. */
+/* The CUDA handlers' one path, and the two backends it runs on; see opspec/ffi_cuda.h. */
 #include "opspec/ffi_cuda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-XLA_FFI_Error *opspec_cuda_stream(XLA_FFI_CallFrame *cf, const char *op, void **stream) {
+#ifdef OPSPEC_WITH_CUDA_SIM
+#include "opspec/cuda_sim.h"
+#endif
+
+/* ---- the device XLA names ----------------------------------------------------------- */
+
+opspec_ffi_device_ordinal_fn *opspec_ffi_device_ordinal(const XLA_FFI_Api *api) {
+  opspec_ffi_device_ordinal_fn *fn = NULL;
+  /* Past the end of XLA_FFI_Api as a 0.1 header declares it: read by offset. */
+  if (api->struct_size >= OPSPEC_FFI_DEVICE_ORDINAL_SLOT + sizeof fn)
+    memcpy(&fn, (const char *)api + OPSPEC_FFI_DEVICE_ORDINAL_SLOT, sizeof fn);
+  return fn;
+}
+
+XLA_FFI_Error *opspec_cuda_device_ordinal(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                          int *device) {
+  *device = 0;
+  opspec_ffi_device_ordinal_fn *get = opspec_ffi_device_ordinal(cf->api);
+  if (get) {
+    opspec_ffi_device_ordinal_args args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = OPSPEC_FFI_DEVICE_ORDINAL_ARGS_SIZE;
+    args.ctx = cf->ctx;
+    XLA_FFI_Error *err = get(&args);
+    if (err) return opspec_reword_error(cf, err, XLA_FFI_Error_Code_INTERNAL, op, "cannot get XLA's device ordinal");
+    *device = args.device_ordinal;
+    return NULL;
+  }
+  int count = 0, code = backend->device_count(&count);
+  if (code) return opspec_cuda_error(cf, op, backend, "(device count)", code);
+  if (count > 1)
+    return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op,
+                        "this machine has %d GPUs, and the XLA FFI of the jaxlib in use (API %d.%d) has no "
+                        "XLA_FFI_DeviceOrdinal_Get to tell which one XLA runs this call on; use a newer jaxlib "
+                        "(the one in requirements.txt), or make one GPU visible (CUDA_VISIBLE_DEVICES)",
+                        count, cf->api->api_version.major_version, cf->api->api_version.minor_version);
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                 const char *kernel, int code) {
+  return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op, "%s '%s' failed: %s (code %d)", backend->kernel_noun,
+                      kernel ? kernel : "?", backend->error_string(code), code);
+}
+
+/* ---- the one path ------------------------------------------------------------------- */
+
+/* The element size of array `desc` under the bound dtypes. */
+static size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound *bound) {
+  return opspec_dtype_size(desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype);
+}
+
+static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
+
+/* Whether [data, data + bytes) overlaps an input: an output XLA aliased to its input. */
+static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opspec_bound *bound, const void *data,
+                                size_t bytes) {
+  const char *lo = data, *hi = lo + bytes;
+  for (int32_t i = 0; i < op->ninputs; ++i) {
+    const opspec_array *in = opspec_array_at(args, op->inputs[i].offset);
+    const char *in_lo = in->data, *in_hi = in_lo + (size_t)in->size * opspec_elem_size(&op->inputs[i], bound);
+    if (lo < in_hi && in_lo < hi) return true;
+  }
+  return false;
+}
+
+/* Allocates scratch, launches, frees: everything that runs with the call's device current. */
+static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                           const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch,
+                                           const opspec_bound *bound, int device) {
+  void *stream = NULL;
+  XLA_FFI_Error *err = backend->stream(cf, op->name, device, &stream);
+  if (err) return err;
+  size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
+  for (int32_t i = 0; i < op->noutputs; ++i)
+    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
+                                   opspec_array_at(args, op->outputs[i].offset)->size,
+                                   opspec_elem_size(&op->outputs[i], bound), &output_bytes[i])))
+      return err;
+  int32_t allocated = 0;
+  for (; allocated < op->nscratch; ++allocated) {
+    const opspec_array_desc *desc = &op->scratch[allocated];
+    opspec_array *a = opspec_array_at(args, desc->offset);
+    if ((err = opspec_buffer_bytes(cf, op->name, "scratch", desc->name, a->size, opspec_elem_size(desc, bound),
+                                   &scratch_bytes[allocated])) ||
+        (err = backend->alloc(cf, op->name, desc->name, scratch_bytes[allocated], &a->data)))
+      break;
+  }
+  if (!err && backend->fresh_output)
+    for (int32_t i = 0; i < op->noutputs; ++i)
+      if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
+        backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
+  const char *failed_kernel = NULL;
+  int code = err ? 0 : launch(args, bound->variant, stream, output_bytes, &failed_kernel);
+  /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
+  for (int32_t i = 0; i < allocated; ++i)
+    backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
+  if (err) return err;
+  if (code) return opspec_cuda_error(cf, op->name, backend, failed_kernel, code);
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                               const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
+  if (opspec_metadata_query(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
+  opspec_bound bound;
+  XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
+  if (err) return err;
+  /* Inputs' `check:`s read host memory: on GPU the data is on the device, and checking
+   * would cost a copy and a synchronisation, so they run on CPU only. */
+  if (op->cuda && (err = op->cuda(cf, args))) return err;
+  /* The extension has its own CUDA runtime, whose current device is its own: make it the
+   * one XLA runs this call on (whose stream XLA hands us), and put it back after, since
+   * the host thread is XLA's. */
+  int device = 0, previous = 0, code;
+  if ((err = opspec_cuda_device_ordinal(cf, op->name, backend, &device))) return err;
+  if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
+  if (device != previous && (code = backend->set_device(device)))
+    return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
+  err = opspec_run_on_device(cf, op, args, backend, launch, &bound, device);
+  if (device != previous && (code = backend->set_device(previous)) && !err)
+    err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);
+  return err;
+}
+
+/* ---- a GPU -------------------------------------------------------------------------- */
+
+#ifdef OPSPEC_WITH_CUDA
+XLA_FFI_Error *opspec_cuda_stream(XLA_FFI_CallFrame *cf, const char *op, int device, void **stream) {
+  (void)device; /* XLA's stream is the device's XLA runs the call on */
   XLA_FFI_Stream_Get_Args args;
   memset(&args, 0, sizeof args);
   args.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
@@ -51,50 +181,61 @@ void opspec_device_free(XLA_FFI_CallFrame *cf, size_t bytes, void *ptr) {
   if (err) opspec_drop_error(cf, err);
 }
 
-XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const char *kernel, int code) {
-  return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op, "CUDA kernel '%s' failed: %s (code %d)",
-                      kernel ? kernel : "?", opspec_cuda_error_string(code), code);
-}
+const opspec_cuda_backend opspec_cuda_gpu = {
+    .kernel_noun = "CUDA kernel",
+    .device_count = opspec_cudart_device_count,
+    .get_device = opspec_cudart_get_device,
+    .set_device = opspec_cudart_set_device,
+    .stream = opspec_cuda_stream,
+    .alloc = opspec_device_alloc,
+    .free = opspec_device_free,
+    .error_string = opspec_cudart_error_string,
+    .fresh_output = NULL,
+};
+#endif
 
-/* The element size of array `desc` under the bound dtypes. */
-static size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound *bound) {
-  return opspec_dtype_size(desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype);
-}
+/* ---- the CUDA simulator ------------------------------------------------------------- */
 
-static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
-
-XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                               opspec_cuda_launch_fn *launch) {
-  if (opspec_metadata_query(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
-  opspec_bound bound;
-  XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
-  if (err) return err;
-  /* Inputs' `check:`s read host memory: on GPU the data is on the device, and checking
-   * would cost a copy and a synchronisation, so they run on CPU only. */
-  if (op->cuda && (err = op->cuda(cf, args))) return err;
-  void *stream = NULL;
-  if ((err = opspec_cuda_stream(cf, op->name, &stream))) return err;
-  size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
-  for (int32_t i = 0; i < op->noutputs; ++i)
-    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
-                                   opspec_array_at(args, op->outputs[i].offset)->size,
-                                   opspec_elem_size(&op->outputs[i], &bound), &output_bytes[i])))
-      return err;
-  int32_t allocated = 0;
-  for (; allocated < op->nscratch; ++allocated) {
-    const opspec_array_desc *desc = &op->scratch[allocated];
-    opspec_array *a = opspec_array_at(args, desc->offset);
-    if ((err = opspec_buffer_bytes(cf, op->name, "scratch", desc->name, a->size, opspec_elem_size(desc, &bound),
-                                   &scratch_bytes[allocated])) ||
-        (err = opspec_device_alloc(cf, op->name, desc->name, scratch_bytes[allocated], &a->data)))
-      break;
-  }
-  const char *failed_kernel = NULL;
-  int code = err ? 0 : launch(args, bound.variant, stream, output_bytes, &failed_kernel);
-  /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
-  for (int32_t i = 0; i < allocated; ++i)
-    opspec_device_free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
-  if (err) return err;
-  if (code) return opspec_cuda_error(cf, op->name, failed_kernel, code);
+#ifdef OPSPEC_WITH_CUDA_SIM
+/* On the CPU platform XLA has no stream and no device allocator for a handler ("XLA FFI
+ * GPU context is not available"): the simulated device's own stream, and host memory. */
+static XLA_FFI_Error *opspec_sim_stream(XLA_FFI_CallFrame *cf, const char *op, int device, void **stream) {
+  *stream = opspec_sim_device_stream(device);
+  if (!*stream)
+    return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op,
+                        "the CUDA simulator has no device %d (opspec_sim_set_device_count)", device);
   return NULL;
 }
+
+/* Like XLA's device allocator: NULL for 0 bytes, and contents left undefined, which here
+ * means all-ones bytes (NaN, -1), so that a kernel reading scratch it never wrote shows. */
+static XLA_FFI_Error *opspec_sim_alloc(XLA_FFI_CallFrame *cf, const char *op, const char *name, size_t bytes,
+                                       void **ptr) {
+  *ptr = NULL;
+  if (bytes == 0) return NULL;
+  XLA_FFI_Error *err = opspec_host_alloc(cf, op, name, bytes, ptr);
+  if (!err) memset(*ptr, 0xff, bytes);
+  return err;
+}
+
+static void opspec_sim_free(XLA_FFI_CallFrame *cf, size_t bytes, void *ptr) {
+  (void)cf, (void)bytes;
+  free(ptr);
+}
+
+static void opspec_sim_fresh_output(void *data, size_t bytes) {
+  if (bytes) memset(data, 0xff, bytes);
+}
+
+const opspec_cuda_backend opspec_cuda_sim = {
+    .kernel_noun = "simulated CUDA kernel",
+    .device_count = opspec_sim_device_count,
+    .get_device = opspec_sim_get_device,
+    .set_device = opspec_sim_set_device,
+    .stream = opspec_sim_stream,
+    .alloc = opspec_sim_alloc,
+    .free = opspec_sim_free,
+    .error_string = opspec_sim_error_string,
+    .fresh_output = opspec_sim_fresh_output,
+};
+#endif

@@ -12,6 +12,9 @@
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 #include "opspec/registry.h"
+#ifdef OPSPEC_WITH_CUDA_SIM
+#include "opspec/cuda_sim.h"
+#endif
 
 /* In ffi_abi.c: FFI API versions as major * 1000 + minor. */
 int opspec_ffi_api_declared(void);
@@ -45,6 +48,76 @@ static PyObject *opspec_py_handlers(PyObject *self, PyObject *unused) {
   return list;
 }
 
+/* cuda_sim_handlers() -> list of (name, capsule): the CUDA kernels on the simulator */
+static PyObject *opspec_py_cuda_sim_handlers(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0; list && i < opspec_op_count; ++i) {
+    const opspec_op_entry *e = &opspec_op_table[i];
+    if (!e->cuda_sim) continue;
+    PyObject *item = Py_BuildValue("(sN)", e->name, opspec_py_capsule(e->cuda_sim));
+    if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
+    Py_XDECREF(item);
+  }
+  return list;
+}
+
+static PyObject *opspec_py_has_cuda_sim(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+#ifdef OPSPEC_WITH_CUDA_SIM
+  Py_RETURN_TRUE;
+#else
+  Py_RETURN_FALSE;
+#endif
+}
+
+#ifdef OPSPEC_WITH_CUDA_SIM
+static PyObject *opspec_py_cuda_sim_set_device_count(PyObject *self, PyObject *arg) {
+  (void)self;
+  long n = PyLong_AsLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (n < 1 || n > OPSPEC_SIM_MAX_DEVICES || opspec_sim_set_device_count((int)n)) {
+    PyErr_Format(PyExc_ValueError, "the CUDA simulator models 1 to %d devices, not %ld", OPSPEC_SIM_MAX_DEVICES, n);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *opspec_py_cuda_sim_device_count(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  int n = 0;
+  opspec_sim_device_count(&n);
+  return PyLong_FromLong(n);
+}
+
+/* cuda_sim_take_launches() -> list of dicts, oldest first: what was launched since the
+ * last call (device, code, grid, block, shared_mem). */
+static PyObject *opspec_py_cuda_sim_take_launches(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  enum { opspec_max_records = 4096 };
+  opspec_sim_launch_record *records = PyMem_Malloc(opspec_max_records * sizeof *records);
+  if (!records) return PyErr_NoMemory();
+  size_t n = opspec_sim_take_launches(records, opspec_max_records);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; ++i) {
+    const opspec_sim_launch_record *r = &records[i];
+    PyObject *item = Py_BuildValue("{s:i,s:i,s:(III),s:(III),s:K}", "device", r->device, "code", r->code, "grid",
+                                   r->grid[0], r->grid[1], r->grid[2], "block", r->block[0], r->block[1], r->block[2],
+                                   "shared_mem", (unsigned long long)r->shared_mem);
+    if (!item)
+      Py_CLEAR(list);
+    else
+      PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  PyMem_Free(records);
+  return list;
+}
+#endif
+
 static PyObject *opspec_py_target_name(PyObject *self, PyObject *arg) {
   (void)self;
   if (!PyUnicode_Check(arg)) {
@@ -68,15 +141,20 @@ static PyObject *opspec_py_build_info(PyObject *self, PyObject *unused) {
 #else
   PyObject *cuda = Py_False;
 #endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+  PyObject *cuda_sim = Py_True;
+#else
+  PyObject *cuda_sim = Py_False;
+#endif
   PyObject *declared = opspec_py_version_text(opspec_ffi_api_declared());
   PyObject *header = opspec_py_version_text(opspec_ffi_api_header());
-  PyObject *info =
-      declared && header
-          ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:s}", "package", opspec_package_name, "version",
-                          opspec_build.package_version, "opspec", opspec_build.opspec_version, "jaxlib",
-                          opspec_build.jaxlib_version, "ffi_api", declared, "ffi_api_header", header, "cuda", cuda,
-                          "compiler", opspec_build.c_compiler, "cuda_compiler", opspec_build.cuda_compiler)
-          : NULL;
+  PyObject *info = declared && header
+                       ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s,s:s}", "package", opspec_package_name,
+                                       "version", opspec_build.package_version, "opspec", opspec_build.opspec_version,
+                                       "jaxlib", opspec_build.jaxlib_version, "ffi_api", declared, "ffi_api_header",
+                                       header, "cuda", cuda, "cuda_sim", cuda_sim, "compiler", opspec_build.c_compiler,
+                                       "cuda_compiler", opspec_build.cuda_compiler)
+                       : NULL;
   Py_XDECREF(declared);
   Py_XDECREF(header);
   return info;
@@ -146,6 +224,16 @@ static PyMethodDef opspec_py_methods[] = {
     {"package", opspec_py_package, METH_NOARGS, "The name of the Python package this extension belongs to."},
     {"build_info", opspec_py_build_info, METH_NOARGS, "What the extension was built with (dict)."},
     {"has_cuda", opspec_py_has_cuda, METH_NOARGS, "Whether the extension was built with CUDA handlers."},
+    {"cuda_sim_handlers", opspec_py_cuda_sim_handlers, METH_NOARGS,
+     "List of (op name, capsule): CUDA kernels on the simulator."},
+    {"has_cuda_sim", opspec_py_has_cuda_sim, METH_NOARGS, "Whether the extension was built with the CUDA simulator."},
+#ifdef OPSPEC_WITH_CUDA_SIM
+    {"cuda_sim_set_device_count", opspec_py_cuda_sim_set_device_count, METH_O,
+     "How many GPUs the CUDA simulator models."},
+    {"cuda_sim_device_count", opspec_py_cuda_sim_device_count, METH_NOARGS, "How many GPUs the CUDA simulator models."},
+    {"cuda_sim_take_launches", opspec_py_cuda_sim_take_launches, METH_NOARGS,
+     "The kernel launches the CUDA simulator ran since the last call, oldest first."},
+#endif
     {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap OpenMP threads (0: OpenMP's default)."},
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
     {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O, "Loop trips at which CPU loops go parallel."},

@@ -316,12 +316,19 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
 typedef int opspec_cuda_launch_fn(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
                                   const char **failed_kernel);
 
-/* The whole CUDA handler (runtime/src/ffi_cuda.c, built with the CUDA part): the
+/* Where a CUDA handler's devices, streams and scratch memory come from
+ * (opspec/ffi_cuda.h): a GPU, through XLA and the CUDA runtime (built with
+ * OPSPEC_WITH_CUDA), or the CUDA simulator (OPSPEC_WITH_CUDA_SIM). */
+typedef struct opspec_cuda_backend opspec_cuda_backend;
+extern const opspec_cuda_backend opspec_cuda_gpu, opspec_cuda_sim;
+
+/* The whole CUDA handler (runtime/src/ffi_cuda.c), the same for both backends: the
  * metadata query (command-buffer compatible: it only enqueues work on XLA's stream and
- * allocates through XLA), opspec_decode, the launch configuration's checks, output
- * sizes, scratch memory from XLA's allocator, then `launch`. */
+ * allocates through XLA), opspec_decode, the launch configuration's checks, the device
+ * XLA names made current, output sizes, scratch memory, then `launch`, then the previous
+ * device made current again. */
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                               opspec_cuda_launch_fn *launch);
+                               const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch);
 
 /* A CPU kernel: one per type variant, in opspec_bound.variant order. */
 typedef void opspec_cpu_kernel(const void *args);

@@ -8,17 +8,24 @@
 #include "opspec/ffi.h"
 
 typedef struct opspec_op_entry {
-  const char *name;      /* FFI target "<package>_<name>" (opspec_package_name) */
-  XLA_FFI_Handler *cpu;  /* platform "cpu" */
-  XLA_FFI_Handler *cuda; /* platform "CUDA", or NULL (no CUDA body, or built without CUDA) */
+  const char *name;          /* FFI target "<package>_<name>" (opspec_package_name) */
+  XLA_FFI_Handler *cpu;      /* platform "cpu" */
+  XLA_FFI_Handler *cuda;     /* platform "CUDA", or NULL (no CUDA body, or built without CUDA) */
+  XLA_FFI_Handler *cuda_sim; /* platform "cpu": the CUDA kernels simulated, or NULL (no CUDA
+                              * body, or built without the simulator) */
 } opspec_op_entry;
 
-/* Ops with a CUDA body name their handler through this, so the table compiles the same
- * with and without the CUDA part. */
+/* Ops with a CUDA body name their handlers through these, so the table compiles the same
+ * with and without each CUDA backend. */
 #ifdef OPSPEC_WITH_CUDA
 #define OPSPEC_CUDA_HANDLER(handler) handler
 #else
 #define OPSPEC_CUDA_HANDLER(handler) NULL
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+#define OPSPEC_CUDA_SIM_HANDLER(handler) handler
+#else
+#define OPSPEC_CUDA_SIM_HANDLER(handler) NULL
 #endif
 
 /* The Python package the table belongs to: "opspec" for the shipped library, the name

@@ -3,9 +3,10 @@
 ``import opspec`` loads the one native extension, checks that the installed jax can run
 its handlers (an ``ImportError`` names the installed and the supported versions if not),
 registers every op's XLA FFI handlers with JAX (``cpu`` always, ``CUDA`` when JAX has a
-GPU backend and the extension was built with CUDA), and exposes the ops as
+GPU backend and the extension was built with CUDA, and the CUDA kernels on the CUDA
+simulator, on ``cpu``, when it was built with the simulator), and exposes the ops as
 ``opspec.ops.<name>``. Nothing is compiled at import: the handlers were compiled ahead of
-time from the generated C sources.
+time from the generated sources.
 
 Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
 contents checks off, as ``set_checks(False)`` would.
@@ -13,11 +14,16 @@ contents checks off, as ``set_checks(False)`` would.
 
 import os as _os
 
+from opspec._runtime import backends as _backends
 from opspec._runtime import load_package as _load_package
 
 __all__ = [
     "ops",
     "has_cuda",
+    "has_cuda_sim",
+    "backends",
+    "cuda_sim_device_count",
+    "cuda_sim_launches",
     "build_info",
     "set_cpu_threads",
     "set_parallel_threshold",
@@ -35,7 +41,29 @@ from opspec import ops  # noqa: E402  (ops need the targets registered first)
 
 __version__: str = _opspec.build_info()["opspec"]
 has_cuda: bool = _opspec.has_cuda()
+has_cuda_sim: bool = _opspec.has_cuda_sim()
 target_name = _opspec.target_name
+# What backend= accepts in this process, e.g. ("cpu", "cuda_sim").
+backends: tuple = _backends(__name__)
+
+
+def cuda_sim_device_count() -> int:
+    """How many GPUs the CUDA simulator models: one per JAX CPU device."""
+    if not has_cuda_sim:
+        raise RuntimeError("this opspec was built without the CUDA simulator (OPSPEC_CUDA_SIM=OFF)")
+    return _opspec.cuda_sim_device_count()
+
+
+def cuda_sim_launches() -> list:
+    """The kernel launches the CUDA simulator ran since the last call, oldest first (at
+    most the last 4096), and forgets them: one dict per launch with the simulated
+    ``device``, the CUDA error ``code`` (0), ``grid`` and ``block`` (x, y, z) and
+    ``shared_mem`` (bytes of dynamic shared memory). For tests of launch configurations.
+    JAX dispatches asynchronously: wait for the calls (``jax.block_until_ready``) first.
+    """
+    if not has_cuda_sim:
+        raise RuntimeError("this opspec was built without the CUDA simulator (OPSPEC_CUDA_SIM=OFF)")
+    return _opspec.cuda_sim_take_launches()
 
 
 def build_info() -> dict:

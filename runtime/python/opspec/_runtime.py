@@ -170,10 +170,46 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
     return out
 
 
-def call(op: Op, args: tuple, attrs: dict) -> Any:
+# The implementations a call can ask for with backend=, and the platform each runs on.
+BACKENDS = {"cpu": "cpu", "cuda": "gpu", "cuda_sim": "cpu"}
+
+# The FFI target of each (package, op, backend) registered in this process (register_targets);
+# the platform's own implementation is the op's target <package>_<op>.
+_TARGETS: dict = {}
+_UNAVAILABLE: dict = {}  # (package, backend) -> why the package has none in this process
+
+
+def _target(op: Op, backend: str | None, arrays: list) -> str:
+    """The FFI target for `backend`: the op's own, which the platform resolves, for None."""
+    if backend is None:
+        return f"{op.package}_{op.name}"  # as <package>._opspec.target_name(name) spells it
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        _fail(op, "backend", f"expected one of {', '.join(map(repr, BACKENDS))} or None, got {backend!r}")
+    target = _TARGETS.get((op.package, op.name, backend))
+    if target is None:
+        why = _UNAVAILABLE.get((op.package, backend), "the op has no CUDA kernels")
+        _fail(op, "backend", f"{backend!r} is not available: {why}")
+    # Concrete inputs show where the call will run; under jit, XLA rejects a target that is
+    # not registered for the platform it compiles for.
+    platform = BACKENDS[backend]
+    for spec, x in zip(op.inputs, arrays):
+        if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+            where = {d.platform for d in x.devices()}
+            if where != {platform}:
+                _fail(
+                    op,
+                    "backend",
+                    f"{backend!r} runs on the {platform} platform, but input '{spec.name}' is on "
+                    f"{', '.join(sorted(where))} (jax.device_put it to a {platform} device)",
+                )
+    return target
+
+
+def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
     # NumPy arrays and Python scalars become JAX arrays first, so the dtype checked is the
     # one the handler will see (float64 turns float32 unless jax_enable_x64 is set).
     arrays = [x if isinstance(x, (jax.Array, jax.core.Tracer)) else jnp.asarray(x) for x in args]
+    target = _target(op, backend, arrays)
     types, symbols, ellipsis = _check_inputs(op, tuple(arrays))
     static_attrs = _convert_attrs(op, attrs)
 
@@ -203,7 +239,7 @@ def call(op: Op, args: tuple, attrs: dict) -> Any:
         outs.append(jax.ShapeDtypeStruct(tuple(shape), dtype))
 
     fn = jax.ffi.ffi_call(
-        f"{op.package}_{op.name}",  # as <package>._opspec.target_name(name) spells it
+        target,
         outs,
         vmap_method=op.vmap_method,
         input_output_aliases=op.aliases or None,
@@ -222,8 +258,8 @@ TESTED = ("0.5.3", "0.8.3", "0.10.2")
 SUPPORTED = f"jax and jaxlib >= {JAX_MIN[0]}.{JAX_MIN[1]} (tested: {', '.join(TESTED)})"
 
 # The API of this module that generated ops.py files and package __init__.py files call;
-# a package built against another one must be rebuilt.
-RUNTIME_API = 1
+# a package built against another one must be rebuilt. 2: ops pass backend= to the call.
+RUNTIME_API = 2
 
 
 def _version_tuple(text: str) -> tuple:
@@ -283,17 +319,17 @@ def check_jax(
         )
 
 
-def caller(package: str) -> Callable[[Op, tuple, dict], Any]:
+def caller(package: str) -> Callable[..., Any]:
     """`call` for the ops.py of `package`: its ops call the FFI targets <package>_<op>
-    and name themselves <package>.ops.<op> in errors. (The op records in ops.py carry
-    no package: they are the same for every package.)"""
+    (and <package>_<op>.<backend>) and name themselves <package>.ops.<op> in errors. (The
+    op records in ops.py carry no package: they are the same for every package.)"""
     records: dict = {}
 
-    def call_in_package(op: Op, args: tuple, attrs: dict) -> Any:
+    def call_in_package(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
         record = records.get(op.name)
         if record is None:
             record = records[op.name] = dataclasses.replace(op, package=package)
-        return call(record, args, attrs)
+        return call(record, args, attrs, backend)
 
     return call_in_package
 
@@ -305,33 +341,68 @@ def _has_gpu_backend() -> bool:
     return jax.default_backend() == "gpu"
 
 
-# Every FFI target registered through this module in this process: name -> package.
+# Every FFI target registered through this module in this process: (name, platform) -> package.
 _REGISTERED: dict = {}
+
+
+def _register(target: str, handler: Any, platform: str, package: str, op: str) -> None:
+    owner = _REGISTERED.get((target, platform))
+    if owner == package:
+        return  # the same package loaded again (importlib.reload): same handlers
+    if owner is not None:
+        raise ImportError(
+            f"{package}: FFI target '{target}' (op '{op}') is already registered by package "
+            f"'{owner}'; rename the op or the package"
+        )
+    jax.ffi.register_ffi_target(target, handler, platform=platform, api_version=1)
+    _REGISTERED[(target, platform)] = package
 
 
 def register_targets(native: ModuleType) -> tuple:
     """Registers every op's handlers of one package's native module with JAX; returns
-    the platforms registered."""
+    the platforms registered.
+
+    Target <package>_<op> is the op as the platform runs it: the CPU handler on "cpu",
+    the CUDA handler on "CUDA". Each backend also has its own target, registered only on
+    its platform, "<package>_<op>.<backend>" (names have no dots, so these cannot collide
+    with an op's): the CPU handler as ".cpu", the CUDA handler as ".cuda", and the CUDA
+    kernels on the CUDA simulator, a "cpu" platform handler, as ".cuda_sim".
+    """
     package = native.package()
     platforms = ["cpu"]
     register_cuda = native.has_cuda() and _has_gpu_backend()
     if register_cuda:
         platforms.append("CUDA")
+    elif not native.has_cuda():
+        _UNAVAILABLE[(package, "cuda")] = f"{package} was built without CUDA (no nvcc, or CUDA OFF)"
+    else:
+        _UNAVAILABLE[(package, "cuda")] = "JAX has no GPU backend in this process"
+    if native.has_cuda_sim():
+        # One simulated GPU per JAX CPU device: a call XLA runs on CPU device d runs on
+        # simulated GPU d, so the simulator sees the device ordinal XLA passes.
+        native.cuda_sim_set_device_count(max(1, min(len(jax.devices("cpu")), 64)))
+    else:
+        _UNAVAILABLE[(package, "cuda_sim")] = f"{package} was built without the CUDA simulator (CUDA_SIM OFF)"
+    simulated = dict(native.cuda_sim_handlers())
     for name, cpu, cuda in native.handlers():
         target = native.target_name(name)
-        owner = _REGISTERED.get(target)
-        if owner == package:
-            continue  # the same package loaded again (importlib.reload): same handlers
-        if owner is not None:
-            raise ImportError(
-                f"{package}: FFI target '{target}' (op '{name}') is already registered by package "
-                f"'{owner}'; rename the op or the package"
-            )
-        jax.ffi.register_ffi_target(target, cpu, platform="cpu", api_version=1)
+        _register(target, cpu, "cpu", package, name)
+        _register(f"{target}.cpu", cpu, "cpu", package, name)
+        _TARGETS[(package, name, "cpu")] = f"{target}.cpu"
         if register_cuda and cuda is not None:
-            jax.ffi.register_ffi_target(target, cuda, platform="CUDA", api_version=1)
-        _REGISTERED[target] = package
+            _register(target, cuda, "CUDA", package, name)
+            _register(f"{target}.cuda", cuda, "CUDA", package, name)
+            _TARGETS[(package, name, "cuda")] = f"{target}.cuda"
+        if name in simulated:
+            _register(f"{target}.cuda_sim", simulated[name], "cpu", package, name)
+            _TARGETS[(package, name, "cuda_sim")] = f"{target}.cuda_sim"
     return tuple(platforms)
+
+
+def backends(package: str) -> tuple:
+    """The backends some op of `package` can run on in this process: "cpu", and "cuda",
+    "cuda_sim" where registered."""
+    return tuple(b for b in BACKENDS if any(key[0] == package and key[2] == b for key in _TARGETS))
 
 
 def load_package(package: str, api: int = RUNTIME_API) -> tuple:

@@ -22,11 +22,15 @@ typedef struct opspec_gather_scale_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_gather_scale_cpu_variants[2];
 
-/* The XLA FFI handlers of target "opspec_gather_scale". */
+/* The XLA FFI handlers of gather_scale (registry.c). */
 XLA_FFI_Error *opspec_gather_scale_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_gather_scale_cuda(XLA_FFI_CallFrame *cf);
 opspec_cuda_launch_fn opspec_gather_scale_cuda_launch; /* in gather_scale_cuda.cu */
+#endif
+#ifdef OPSPEC_WITH_CUDA_SIM
+XLA_FFI_Error *opspec_gather_scale_cuda_sim(XLA_FFI_CallFrame *cf);
+opspec_cuda_launch_fn opspec_gather_scale_cuda_sim_launch; /* gather_scale_cuda.cu, compiled for the simulator */
 #endif
 
 #ifdef __cplusplus

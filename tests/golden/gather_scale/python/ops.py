@@ -6,6 +6,10 @@ Each function checks its arguments at trace time against the spec (dtypes, ranks
 shape symbols, attributes), infers the output shapes, and calls the op's native XLA
 FFI target. Nothing here runs when the compiled computation runs.
 
+Every function takes ``backend=``: None (the default) runs the CPU kernel on the CPU
+platform and the CUDA kernels on a GPU; "cpu", "cuda" or "cuda_sim" (the CUDA kernels
+on the CUDA simulator, on the CPU platform) choose one (opspec._runtime.call).
+
 Every name this module defines besides the ops starts with '_' (op records with
 '_op_'), and op names may not, so no op can shadow them.
 """
@@ -47,6 +51,7 @@ def gather_scale(
     idx,
     *,
     scale=1.0,
+    backend=None,
 ):
     """out[i] = scale * x[idx[i]]: a gather with its indices checked, the representative op
     of the golden test (tests/python/test_golden.py).
@@ -54,4 +59,4 @@ def gather_scale(
     Attributes (static; compiled into the call):
         scale (float64, default 1.0): the factor every gathered value is multiplied by
     """
-    return _call(_op_gather_scale, (x, idx), {"scale": scale})
+    return _call(_op_gather_scale, (x, idx), {"scale": scale}, backend)

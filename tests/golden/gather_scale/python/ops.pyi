@@ -2,9 +2,13 @@
 # and rebuild.
 # Names other than the ops start with '_', which op names may not.
 from builtins import tuple as _tuple
+from typing import Literal as _Literal
 
 import jax as _jax
 from jax.typing import ArrayLike as _ArrayLike
+
+# Which implementation runs a call; None follows the platform (opspec._runtime.BACKENDS).
+_Backend = _Literal["cpu", "cuda", "cuda_sim"]
 
 __all__ = [
     "gather_scale",
@@ -15,6 +19,7 @@ def gather_scale(
     idx: _ArrayLike,
     *,
     scale: float = 1.0,
+    backend: _Backend | None = None,
 ) -> _jax.Array:
     """out[i] = scale * x[idx[i]]: a gather with its indices checked, the representative op
     of the golden test (tests/python/test_golden.py).

@@ -1,0 +1,57 @@
+/* Launch configuration for generated CUDA launchers; see opspec/launch.h. */
+#include "opspec/launch.h"
+
+#include <stdbool.h>
+
+#include "opspec/ffi.h"
+
+void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
+                        int64_t shared_mem) {
+  static const int64_t defaults[3][3] = {{256, 1, 1}, {16, 16, 1}, {8, 8, 4}};
+  l->kernel = kernel;
+  l->shared_mem = shared_mem;
+  for (int axis = 0; axis < 3; ++axis) {
+    l->grid[axis] = 1;
+    l->block[axis] = 1;
+  }
+  for (int d = 0; d < ndims; ++d) {
+    int axis = ndims - 1 - d; /* the last extent runs along x */
+    int64_t block = threads ? threads[d] : defaults[ndims - 1][axis];
+    l->block[axis] = block;
+    /* opspec_cdiv cannot overflow where extents[d] + block - 1 could; an empty or
+     * negative extent, or a bad block (reported by opspec_launch_prepare), gives no grid. */
+    l->grid[axis] = block > 0 && extents[d] > 0 ? opspec_cdiv(extents[d], block) : 0;
+  }
+}
+
+void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
+                            int64_t shared_mem) {
+  l->kernel = kernel;
+  l->shared_mem = shared_mem;
+  for (int axis = 0; axis < 3; ++axis) {
+    l->grid[axis] = axis < ndims ? grid[axis] : 1;
+    l->block[axis] = axis < ndims ? block[axis] : 1;
+  }
+}
+
+int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel) {
+  static const int64_t max_grid[3] = {2147483647, 65535, 65535};
+  for (size_t i = 0; i < n; ++i) {
+    /* Each block dim within 1..1024 first, so that their product cannot overflow. */
+    bool bad = l[i].shared_mem < 0;
+    for (int axis = 0; axis < 3; ++axis) bad |= l[i].block[axis] < 1 || l[i].block[axis] > 1024;
+    bad = bad || l[i].block[0] * l[i].block[1] * l[i].block[2] > 1024;
+    for (int axis = 0; axis < 3; ++axis) bad |= l[i].grid[axis] < 0 || l[i].grid[axis] > max_grid[axis];
+    if (bad) {
+      *failed_kernel = l[i].kernel;
+      return OPSPEC_CUDA_ERROR_INVALID_CONFIGURATION;
+    }
+  }
+  return 0;
+}
+
+int opspec_launch_any_empty(const opspec_launch *l, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (opspec_launch_empty(&l[i])) return 1;
+  return 0;
+}
