@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU visible to JAX")
+    config.addinivalue_line("markers", "cuda_sim: runs CUDA kernels on the CUDA simulator (docs/cuda-simulator.md)")
     config.addinivalue_line("markers", "slow: builds the project again")
 
 

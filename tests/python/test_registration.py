@@ -28,6 +28,18 @@ def test_cuda_handlers_exactly_for_ops_with_cuda_bodies():
         assert cuda[spec.stem] == (opspec.has_cuda and has_cuda_body(spec)), spec.stem
 
 
+def test_simulated_cuda_handlers_exactly_for_ops_with_cuda_bodies():
+    simulated = {name for name, _ in _opspec.cuda_sim_handlers()}
+    for spec in SPECS.glob("*.yaml"):
+        assert (spec.stem in simulated) == (opspec.has_cuda_sim and has_cuda_body(spec)), spec.stem
+
+
+def test_backends():
+    assert opspec.backends[0] == "cpu"
+    assert ("cuda_sim" in opspec.backends) == opspec.has_cuda_sim
+    assert ("cuda" in opspec.backends) == ("CUDA" in opspec.registered_platforms)
+
+
 def test_cuda_registered_only_with_a_gpu_backend():
     assert ("CUDA" in opspec.registered_platforms) == (opspec.has_cuda and has_gpu())
 
