@@ -240,24 +240,38 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_line(lines, "static __global__ void %s(const opspec_%s_args opspec_args) {", fn, op->name);
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
+  size_t loops = 0;
   if (launch) {
-    og_buf cond = {0};
-    for (size_t d = 0; d < launch->n; ++d) {
+    /* The last extent runs along x: one thread per index, and those past it return. */
+    size_t last = launch->n - 1;
+    og_value *e = og_c_expr(launch->extents[last]);
+    og_line(lines, "  const int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;", og_index_names[last]);
+    og_line(lines, "  if (%s >= %s) return;", og_index_names[last], og_value_as_str(e));
+    og_value_free(e);
+    /* The others run along z and y, where a grid has at most 65535 blocks
+     * (opspec_launch_portable stops there): each thread loops over every index its
+     * position covers. A body has no top-level return, break or continue (spec.md), so
+     * it can be a loop body. */
+    if (launch->n > 1)
+      og_line(lines, "  /* Along %s a grid has at most 65535 blocks: a thread covers every gridDim-th index. */",
+              launch->n == 2 ? "y" : "z and y");
+    for (size_t d = 0; d < last; ++d, ++loops) {
       char axis = "xyz"[launch->n - 1 - d];
-      og_line(lines, "  const int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c;", og_index_names[d], axis,
-              axis, axis);
-      og_value *e = og_c_expr(launch->extents[d]);
-      og_buf_printf(&cond, "%s%s >= %s", d ? " || " : "", og_index_names[d], og_value_as_str(e));
+      e = og_c_expr(launch->extents[d]);
+      og_line(lines,
+              "%*sfor (int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c; %s < %s; %s += "
+              "(int64_t)gridDim.%c * blockDim.%c)%s",
+              (int)(2 + 2 * d), "", og_index_names[d], axis, axis, axis, og_index_names[d], og_value_as_str(e),
+              og_index_names[d], axis, axis, d + 1 == last ? " {" : "");
       og_value_free(e);
     }
-    og_line(lines, "  if (%s) return;", og_buf_str(&cond));
-    og_buf_free(&cond);
   }
   /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
   if (launch && !op->cpu.present)
     og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   else
     og_body_lines(op, body, lines, true);
+  if (loops) og_line(lines, "%*s}", (int)(2 * loops), "");
   og_line(lines, "}");
   return lines;
 }
@@ -298,8 +312,9 @@ static char *og_extents_init(const og_launch *l) {
   return og_buf_take(&b);
 }
 
-/* The configuration of kernel `k` (named `name`) into opspec_config[k]. */
-static void og_cuda_config(og_value *lines, size_t k, const char *name, const og_launch *launch,
+/* The configuration of kernel `k` (named `name`) into opspec_config[k]; `portable` for
+ * the portable kernel, whose grid-stride loops allow a capped grid. */
+static void og_cuda_config(og_value *lines, size_t k, const char *name, bool portable, const og_launch *launch,
                            const og_launch *threads, const og_launch *grid, const og_launch *block,
                            const og_expr *shared) {
   og_value *shm = shared ? og_c_expr(shared) : og_value_str("0");
@@ -312,8 +327,12 @@ static void og_cuda_config(og_value *lines, size_t k, const char *name, const og
       og_line(lines, "  const int64_t opspec_threads_%s[3] = %s;", name, thr);
       free(thr);
     }
-    og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name,
-            launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
+    if (portable)
+      og_line(lines, "  opspec_launch_portable(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s);", k, name,
+              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "");
+    else
+      og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name,
+              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
   } else {
     char *g = og_extents_init(grid), *b = og_extents_init(block);
     og_line(lines, "  const int64_t opspec_grid_%s[3] = %s;", name, g);
@@ -360,10 +379,11 @@ static og_value *og_cuda_launcher(const og_op *op) {
   if (op->ncuda)
     for (size_t k = 0; k < op->ncuda; ++k) {
       const og_cuda_kernel *kern = &op->cuda[k];
-      og_cuda_config(lines, k, kern->name, &kern->launch, &kern->threads, &kern->grid, &kern->block, kern->shared_mem);
+      og_cuda_config(lines, k, kern->name, false, &kern->launch, &kern->threads, &kern->grid, &kern->block,
+                     kern->shared_mem);
     }
   else
-    og_cuda_config(lines, 0, "kernel", &op->launch, &op->threads, NULL, NULL, NULL);
+    og_cuda_config(lines, 0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL);
   og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
   og_line(lines, "  if (opspec_code) return opspec_code;");
   og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");

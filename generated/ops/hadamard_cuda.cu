@@ -15,10 +15,12 @@ static __global__ void opspec_hadamard_kernel(const opspec_hadamard_args opspec_
   T *OPSPEC_RESTRICT C = (T *)opspec_args.C.data;
   const int64_t m = opspec_args.m;
   const int64_t n = opspec_args.n;
-  const int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
   const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= m || j >= n) return;
+  if (j >= n) return;
+  /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < m; i += (int64_t)gridDim.y * blockDim.y) {
 #include "ops/hadamard_body.inc"
+  }
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
@@ -31,7 +33,7 @@ extern "C" int opspec_hadamard_cuda_launch(const void *opspec_argp, int32_t opsp
   const int64_t n = opspec_args->n;
   opspec_launch opspec_config[1];
   const int64_t opspec_extents_kernel[3] = {m, n};
-  opspec_launch_auto(&opspec_config[0], "kernel", 2, opspec_extents_kernel, NULL, 0);
+  opspec_launch_portable(&opspec_config[0], "kernel", 2, opspec_extents_kernel, NULL);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */

@@ -29,7 +29,7 @@ extern "C" int opspec_matvec_cuda_launch(const void *opspec_argp, int32_t opspec
   const int64_t rows = opspec_args->rows;
   opspec_launch opspec_config[1];
   const int64_t opspec_extents_kernel[3] = {rows};
-  opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL, 0);
+  opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */

@@ -28,7 +28,7 @@ extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, int32_t opspe
   opspec_launch opspec_config[1];
   const int64_t opspec_extents_kernel[3] = {x_size};
   const int64_t opspec_threads_kernel[3] = {128};
-  opspec_launch_auto(&opspec_config[0], "kernel", 1, opspec_extents_kernel, opspec_threads_kernel, 0);
+  opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, opspec_threads_kernel);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */

@@ -24,6 +24,13 @@ void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const i
   }
 }
 
+void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
+                            const int64_t *threads) {
+  opspec_launch_auto(l, kernel, ndims, extents, threads, 0);
+  for (int axis = 1; axis < 3; ++axis)
+    if (l->grid[axis] > 65535) l->grid[axis] = 65535;
+}
+
 void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
                             int64_t shared_mem) {
   l->kernel = kernel;
@@ -35,11 +42,11 @@ void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, con
 }
 
 int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel) {
-  static const int64_t max_grid[3] = {2147483647, 65535, 65535};
+  static const int64_t max_grid[3] = {2147483647, 65535, 65535}, max_block[3] = {1024, 1024, 64};
   for (size_t i = 0; i < n; ++i) {
-    /* Each block dim within 1..1024 first, so that their product cannot overflow. */
+    /* Each block dim within its limit first, so that their product cannot overflow. */
     bool bad = l[i].shared_mem < 0;
-    for (int axis = 0; axis < 3; ++axis) bad |= l[i].block[axis] < 1 || l[i].block[axis] > 1024;
+    for (int axis = 0; axis < 3; ++axis) bad |= l[i].block[axis] < 1 || l[i].block[axis] > max_block[axis];
     bad = bad || l[i].block[0] * l[i].block[1] * l[i].block[2] > 1024;
     for (int axis = 0; axis < 3; ++axis) bad |= l[i].grid[axis] < 0 || l[i].grid[axis] > max_grid[axis];
     if (bad) {

@@ -111,6 +111,14 @@ def test_seed_launch_configurations(backend):
     np.testing.assert_array_equal(opspec.ops.hadamard(A, B, backend=backend), 2 * np.asarray(A))
 
 
+def test_2d_launch_past_65535_blocks_along_y(backend, rng):
+    """hadamard's rows run along y, where a grid has at most 65535 blocks (of 16 rows):
+    past 1,048,560 rows each thread loops over several."""
+    rows = 65535 * 16 + 1001
+    A, B = rng.random((rows, 3), np.float32), rng.random((rows, 3), np.float32)
+    np.testing.assert_array_equal(opspec.ops.hadamard(*put((A, B), backend), backend=backend), A * B)
+
+
 def test_shared_memory_block_sum(backend):
     (x,) = put((jnp.ones(1024, jnp.float32),), backend)
     np.testing.assert_array_equal(opspec.ops.block_sum(x, backend=backend), [256.0] * 4)

@@ -1,5 +1,6 @@
 // The CUDA simulator on its own: kernels written here against its <cuda_runtime.h>,
-// launched as opspec's launchers launch (cudaLaunchKernel), results checked exactly.
+// launched as opspec's launchers launch (cudaLaunchKernel), results checked exactly;
+// and the launchers' configuration arithmetic (launch.c).
 // Each test states a CUDA rule and shows the simulator keeps it, or reports the kernel
 // that breaks it.
 //
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "check.h"
+#include "opspec/launch.h"
 
 namespace {
 
@@ -375,6 +377,28 @@ void test_trap_fails_the_launch() {
   cudaGetLastError();
 }
 
+// The launchers' own arithmetic (runtime/src/launch.c), which both backends run.
+void test_launch_configuration() {
+  opspec_launch l;
+  const char *failed = nullptr;
+  const int64_t rows_cols[2] = {65535 * 16 + 1, 5};
+  opspec_launch_auto(&l, "k", 2, rows_cols, nullptr, 0);
+  OG_CHECK(l.grid[0] == 1 && l.grid[1] == 65536 && l.block[0] == 16 && l.block[1] == 16);
+  OG_CHECK(opspec_launch_prepare(&l, 1, &failed) == cudaErrorInvalidConfiguration && std::string(failed) == "k");
+  opspec_launch_portable(&l, "kernel", 2, rows_cols, nullptr);  // its kernel loops along y
+  OG_CHECK(l.grid[1] == 65535 && opspec_launch_prepare(&l, 1, &failed) == 0);
+  const int64_t grid[3] = {1, 1, 1}, deep[3] = {1, 1, 128}, wide[3] = {1024, 1, 1};
+  opspec_launch_explicit(&l, "deep", 3, grid, deep, 0);  // CUDA allows at most 64 along z
+  OG_CHECK(opspec_launch_prepare(&l, 1, &failed) == cudaErrorInvalidConfiguration && std::string(failed) == "deep");
+  OG_CHECK(launch(noop, dim3(1), dim3(1, 1, 128), args{}) == cudaErrorInvalidConfiguration);
+  opspec_launch_explicit(&l, "wide", 3, grid, wide, 0);
+  OG_CHECK(opspec_launch_prepare(&l, 1, &failed) == 0);
+  const int64_t empty[1] = {0};
+  opspec_launch_auto(&l, "empty", 1, empty, nullptr, 0);
+  OG_CHECK(opspec_launch_empty(&l) && opspec_launch_prepare(&l, 1, &failed) == 0);
+  cudaGetLastError();
+}
+
 // ---- faults only a sanitizer sees -------------------------------------------------------------
 
 __global__ void write_one_past(args a) { a.out[blockIdx.x * blockDim.x + threadIdx.x + 1] = 1; }
@@ -421,5 +445,6 @@ int main(int argc, char **argv) {
   test_a_stream_launches_only_on_its_device();
   test_bad_configurations_fail_as_on_a_gpu();
   test_trap_fails_the_launch();
+  test_launch_configuration();
   return og_check_report("test_cuda_sim");
 }

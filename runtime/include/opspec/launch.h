@@ -29,12 +29,16 @@ typedef struct opspec_launch {
  * last runs along x). `threads` NULL: 256 for 1-D, 16x16 for 2-D, 8x8x4 for 3-D. */
 void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
                         int64_t shared_mem);
+/* The portable kernel's: as opspec_launch_auto, but at most 65535 blocks along y and z
+ * (CUDA's limit there), since its kernel loops over the indices past them. */
+void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
+                            const int64_t *threads);
 /* Explicit grid and block, given x first (as in CUDA). */
 void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
                             int64_t shared_mem);
-/* Validates every configuration against CUDA's limits (1 to 1024 threads per block, grid
- * y and z at most 65535, ...): 0, or OPSPEC_CUDA_ERROR_INVALID_CONFIGURATION naming the
- * first bad kernel in *failed_kernel. */
+/* Validates every configuration against CUDA's limits (1 to 1024 threads per block, at
+ * most 64 along z; grid y and z at most 65535, x 2^31 - 1): 0, or
+ * OPSPEC_CUDA_ERROR_INVALID_CONFIGURATION naming the first bad kernel in *failed_kernel. */
 int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_kernel);
 /* True if any kernel has an empty grid (and will be skipped). */
 int opspec_launch_any_empty(const opspec_launch *l, size_t n);
