@@ -130,6 +130,43 @@ def test_device_ordinal_is_honoured():
     assert r.returncode == 0 and "devices ok" in r.stdout, r.stdout + r.stderr
 
 
+OLDER_FFI_SHIM = pathlib.Path(opspec.__file__).resolve().parents[2] / "tests" / "libopspec_test_older_ffi_api.so"
+
+
+@pytest.mark.skipif(not OLDER_FFI_SHIM.exists(), reason="tests/sim/older_ffi_api.c not built (BUILD_TESTING=OFF)")
+@pytest.mark.parametrize("devices", [1, 3])
+def test_without_xla_device_ordinal_one_gpu_works_several_are_an_error(devices):
+    """relu's simulated handler, run by XLA through a shim that hands it XLA's own API
+    table as if it ended before XLA_FFI_DeviceOrdinal_Get (an older jaxlib): with one
+    device the call runs there; with several it cannot know which, and says so."""
+    script = textwrap.dedent("""\
+        import ctypes, sys, jax, numpy as np, opspec
+        from opspec import _opspec
+        shim = ctypes.CDLL(sys.argv[1])
+        pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        shim.opspec_test_set_inner.argtypes = [ctypes.c_void_p]
+        shim.opspec_test_set_inner(pointer(dict(_opspec.cuda_sim_handlers())["relu"], None))
+        jax.ffi.register_ffi_target("opspec_test_older_api", jax.ffi.pycapsule(shim.opspec_test_older_api), platform="cpu")
+        x = np.arange(-4, 4, dtype=np.float32)
+        relu = jax.ffi.ffi_call("opspec_test_older_api", jax.ShapeDtypeStruct(x.shape, x.dtype))
+        print("devices", opspec.cuda_sim_device_count())
+        try:
+            np.testing.assert_array_equal(relu(x), np.maximum(x, 0))
+            print("ran")
+        except Exception as e:
+            print("error:", e)
+        """)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    r = subprocess.run([sys.executable, "-c", script, str(OLDER_FFI_SHIM)], env=env, capture_output=True, text=True)
+    assert f"devices {devices}" in r.stdout, r.stdout + r.stderr
+    if devices == 1:
+        assert "ran" in r.stdout, r.stdout + r.stderr
+    else:
+        assert "error: UNIMPLEMENTED: opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use" in r.stdout, r.stdout
+        assert "has no XLA_FFI_DeviceOrdinal_Get" in r.stdout
+
+
 # Three shipped ops, each broken the way CUDA kernels break: a tree reduction without
 # its loop barrier (threads race), a grid that rounds down instead of up (the last
 # partial block never runs), a barrier after an early return (the last block's early

@@ -1,0 +1,21 @@
+/* A handler that runs another one, from XLA's own call frame, with XLA's own API table,
+ * except that the table says it ends before XLA_FFI_DeviceOrdinal_Get: what a handler
+ * sees under a jaxlib whose FFI has no such call. tests/python/test_cuda_sim.py runs an
+ * op's simulated CUDA handler through it. */
+#include <stddef.h>
+
+#include "xla/ffi/api/c_api.h"
+
+#define OPSPEC_TEST_EXPORT __attribute__((visibility("default")))
+
+static XLA_FFI_Handler *opspec_test_inner;
+
+OPSPEC_TEST_EXPORT void opspec_test_set_inner(XLA_FFI_Handler *handler) { opspec_test_inner = handler; }
+
+OPSPEC_TEST_EXPORT XLA_FFI_Error *opspec_test_older_api(XLA_FFI_CallFrame *cf) {
+  XLA_FFI_Api api = *cf->api;
+  api.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
+  XLA_FFI_CallFrame frame = *cf;
+  frame.api = &api;
+  return opspec_test_inner(&frame);
+}
