@@ -40,12 +40,12 @@ def test_seed_launch_configurations_as_launched(rng):
         jnp.array([-55.0], jnp.float32),
         jnp.array([-70.0], jnp.float32),
     )
-    opspec.ops.relu(x, backend="cuda_sim")
-    opspec.ops.sigmoid(x, backend="cuda_sim")
-    opspec.ops.hadamard(A, B, backend="cuda_sim")
-    opspec.ops.block_sum(x, backend="cuda_sim")
-    opspec.ops.abs_two_pass(x[:512], backend="cuda_sim")
-    opspec.ops.spike_reset(V, V_th, V_rest, backend="cuda_sim")
+    # JAX dispatches asynchronously: each call must be done before the log is read.
+    jax.block_until_ready([opspec.ops.relu(x, backend="cuda_sim"), opspec.ops.sigmoid(x, backend="cuda_sim")])
+    jax.block_until_ready(opspec.ops.hadamard(A, B, backend="cuda_sim"))
+    jax.block_until_ready(opspec.ops.block_sum(x, backend="cuda_sim"))
+    jax.block_until_ready(opspec.ops.abs_two_pass(x[:512], backend="cuda_sim"))
+    jax.block_until_ready(opspec.ops.spike_reset(V, V_th, V_rest, backend="cuda_sim"))
     launched = opspec.cuda_sim_launches()
     assert [(r["grid"], r["block"], r["shared_mem"]) for r in launched] == [
         ((4, 1, 1), (256, 1, 1), 0),  # relu: launch [x_size], 256 threads: the seed's grid=4, block=256
@@ -63,8 +63,8 @@ def test_seed_launch_configurations_as_launched(rng):
 def test_an_empty_launch_runs_no_kernel():
     opspec.cuda_sim_launches()
     (x,) = on_cpu(jnp.zeros(0, jnp.float32))
-    assert opspec.ops.block_sum(x, backend="cuda_sim").shape == (0,)
-    assert opspec.ops.abs_two_pass(x, backend="cuda_sim").shape == (0,)
+    assert jax.block_until_ready(opspec.ops.block_sum(x, backend="cuda_sim")).shape == (0,)
+    assert jax.block_until_ready(opspec.ops.abs_two_pass(x, backend="cuda_sim")).shape == (0,)
     assert opspec.cuda_sim_launches() == []
 
 
@@ -72,9 +72,9 @@ def test_backend_cpu_and_the_default_run_the_cpu_kernel(rng):
     x = rng.uniform(-75, -50, 1000).astype(np.float32)
     args = on_cpu(x, np.array([-55.0], np.float32), np.array([-70.0], np.float32))
     opspec.cuda_sim_launches()
-    default, cpu = opspec.ops.spike_reset(*args), opspec.ops.spike_reset(*args, backend="cpu")
+    default, cpu = jax.block_until_ready((opspec.ops.spike_reset(*args), opspec.ops.spike_reset(*args, backend="cpu")))
     assert opspec.cuda_sim_launches() == []
-    simulated = opspec.ops.spike_reset(*args, backend="cuda_sim")
+    simulated = jax.block_until_ready(opspec.ops.spike_reset(*args, backend="cuda_sim"))
     assert len(opspec.cuda_sim_launches()) == 2  # its two CUDA kernels
     for a, b, c in zip(default, cpu, simulated):
         np.testing.assert_array_equal(a, b)
@@ -163,7 +163,10 @@ def test_without_xla_device_ordinal_one_gpu_works_several_are_an_error(devices):
     if devices == 1:
         assert "ran" in r.stdout, r.stdout + r.stderr
     else:
-        assert "error: UNIMPLEMENTED: opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use" in r.stdout, r.stdout
+        assert (
+            "error: UNIMPLEMENTED: opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use"
+            in r.stdout
+        ), r.stdout
         assert "has no XLA_FFI_DeviceOrdinal_Get" in r.stdout
 
 

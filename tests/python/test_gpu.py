@@ -160,6 +160,16 @@ def test_many_calls_in_one_jit_can_be_graph_captured(backend, rng):
     np.testing.assert_allclose(many(x0, s, d), want, rtol=1e-4)
 
 
+def test_every_device(backend, rng):
+    """Each device of the backend's platform runs the op there (several GPUs need the
+    handler to make XLA's device current; test_cuda_sim.py simulates three)."""
+    x = rng.standard_normal(10_000).astype(np.float32)
+    for device in jax.devices(platform(backend)):
+        y = opspec.ops.relu(jax.device_put(x, device), backend=backend)
+        assert list(y.devices()) == [device]
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
 def test_cpu_and_gpu_share_one_op_name(backend, rng):
     x = rng.random(1000).astype(np.float32)
     s = np.array([2.5], np.float32)
