@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Style checks of the hand-written code (generated code is checked by its own tests):
-#   C and CUDA:  clang-format (.clang-format), which must leave every file unchanged
-#   Python:      ruff check and ruff format (ruff.toml), mypy on the opspec package
+#   C, C++ and CUDA:  clang-format (.clang-format), which must leave every file unchanged
+#   Python:            ruff check and ruff format (ruff.toml), mypy on the opspec package
 # Usage: scripts/lint.sh [--fix]   (--fix rewrites the files instead of failing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fix=${1:-}
 status=0
 
-c_files=$(git ls-files 'generator/*.c' 'generator/*.h' 'runtime/src/*.c' 'runtime/src/*.cu' 'runtime/include/opspec/*.h' \
-  'tests/c/*.c' 'tests/c/*.h' 'tests/fuzz/*.c')
+c_files=$(git ls-files 'generator/*.c' 'generator/*.h' 'runtime/src/*.c' 'runtime/src/*.cu' 'runtime/src/*.cpp' \
+  'runtime/include/opspec/*.h' 'runtime/sim/*.h' 'tests/c/*.c' 'tests/c/*.h' 'tests/fuzz/*.c' 'tests/sim/*.c' 'tests/sim/*.cpp')
 py_dirs=(runtime/python tests/python bench examples scripts)
 
 if [ "$fix" = "--fix" ]; then

@@ -57,7 +57,7 @@
 #define __constant__
 #define __managed__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __align__(n) alignas(n)
+#define __align__(n)    alignas(n)
 #define __launch_bounds__(...)
 #define __grid_constant__
 
@@ -75,23 +75,23 @@ struct dim3 {
 };
 
 /* CUDA's vector types and make_* functions: TYPE1 to TYPE4 with fields x, y, z, w. */
-#define OPSPEC_SIM_VEC(name, type, align2, align4)                                                              \
-  struct name##1 {                                                                                            \
-    type x;                                                                                                   \
-  };                                                                                                          \
-  struct alignas(align2) name##2 {                                                                            \
-    type x, y;                                                                                                \
-  };                                                                                                          \
-  struct name##3 {                                                                                            \
-    type x, y, z;                                                                                             \
-  };                                                                                                          \
-  struct alignas(align4) name##4 {                                                                            \
-    type x, y, z, w;                                                                                          \
-  };                                                                                                          \
-  static inline name##1 make_##name##1(type x) { return name##1{x}; }                                        \
-  static inline name##2 make_##name##2(type x, type y) { return name##2{x, y}; }                             \
-  static inline name##3 make_##name##3(type x, type y, type z) { return name##3{x, y, z}; }                  \
-  static inline name##4 make_##name##4(type x, type y, type z, type w) { return name##4{x, y, z, w}; }
+#define OPSPEC_SIM_VEC(name, type, align2, align4)                                           \
+  struct name##1 {                                                                           \
+    type x;                                                                                  \
+  };                                                                                         \
+  struct alignas(align2) name##2 {                                                           \
+    type x, y;                                                                               \
+  };                                                                                         \
+  struct name##3 {                                                                           \
+    type x, y, z;                                                                            \
+  };                                                                                         \
+  struct alignas(align4) name##4 {                                                           \
+    type x, y, z, w;                                                                         \
+  };                                                                                         \
+  static inline name##1 make_##name##1(type x) { return name##1 {x}; }                       \
+  static inline name##2 make_##name##2(type x, type y) { return name##2 {x, y}; }            \
+  static inline name##3 make_##name##3(type x, type y, type z) { return name##3 {x, y, z}; } \
+  static inline name##4 make_##name##4(type x, type y, type z, type w) { return name##4 {x, y, z, w}; }
 OPSPEC_SIM_VEC(char, signed char, 2, 4)
 OPSPEC_SIM_VEC(uchar, unsigned char, 2, 4)
 OPSPEC_SIM_VEC(short, short, 4, 8)
@@ -117,7 +117,9 @@ struct alignas(16) uint4 {
 static inline uint1 make_uint1(unsigned int x) { return uint1{x}; }
 static inline uint2 make_uint2(unsigned int x, unsigned int y) { return uint2{x, y}; }
 static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
-static inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
+static inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) {
+  return uint4{x, y, z, w};
+}
 
 /* cudaError_t, with CUDA's values: codes cross into C as plain ints. */
 enum cudaError {
@@ -183,7 +185,8 @@ int syncthreads(int reduce, int predicate, const char *file, int line);
  * have arrived, gets the value of lane `src` (`kind` shuffle), the ballot of all
  * (`kind` vote), or nothing (`kind` sync). `what` names the intrinsic in errors. */
 enum warp_kind { warp_shuffle, warp_vote, warp_sync };
-uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file, int line);
+uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file,
+                       int line);
 unsigned lane_id();
 unsigned active_mask();
 
@@ -213,17 +216,17 @@ cudaError_t check_stream(cudaStream_t stream);
  * where every extern __shared__ array is the block's dynamic shared memory). Static and
  * thread_local like every __shared__ variable here, so the kernels' extern declarations
  * name it; registered so that the engine can prepare it per block. */
-#define OPSPEC_DYNAMIC_SHARED(name, ...)                                                                      \
-  alignas(16) static thread_local __VA_ARGS__ name[OPSPEC_SIM_DYNAMIC_SHARED_BYTES / sizeof(__VA_ARGS__)];   \
+#define OPSPEC_DYNAMIC_SHARED(name, ...)                                                                              \
+  alignas(16) static thread_local __VA_ARGS__ name[OPSPEC_SIM_DYNAMIC_SHARED_BYTES / sizeof(__VA_ARGS__)];            \
   static const ::opspec_sim::dynamic_shared opspec_sim_dynamic_shared_##name([]() -> void * { return (void *)name; }, \
-                                                                            sizeof(name));
+                                                                             sizeof(name));
 
 /* ---- built-in variables ------------------------------------------------------------------ */
 
 #define threadIdx (::opspec_sim::context().thread_idx)
-#define blockIdx (::opspec_sim::context().block_idx)
-#define blockDim (::opspec_sim::context().block_dim)
-#define gridDim (::opspec_sim::context().grid_dim)
+#define blockIdx  (::opspec_sim::context().block_idx)
+#define blockDim  (::opspec_sim::context().block_dim)
+#define gridDim   (::opspec_sim::context().grid_dim)
 static constexpr int warpSize = 32;
 
 /* ---- synchronisation ------------------------------------------------------------------ */
@@ -275,22 +278,22 @@ static inline int segment_base(int width) { return (int)lane_id() & ~(width - 1)
 template <typename T>
 static inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize, OPSPEC_SIM_SITE) {
   int src = ::opspec_sim::segment_base(width) + (src_lane & (width - 1));
-  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_sync()", mask, ::opspec_sim::to_bits(var), src,
-                                             file, line);
+  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_sync()", mask,
+                                             ::opspec_sim::to_bits(var), src, file, line);
   return ::opspec_sim::from_bits<T>(got);
 }
 template <typename T>
 static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize, OPSPEC_SIM_SITE) {
   int lane = (int)::opspec_sim::lane_id(), src = (lane & (width - 1)) >= (int)delta ? lane - (int)delta : lane;
-  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_up_sync()", mask, ::opspec_sim::to_bits(var),
-                                             src, file, line);
+  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_up_sync()", mask,
+                                             ::opspec_sim::to_bits(var), src, file, line);
   return ::opspec_sim::from_bits<T>(got);
 }
 template <typename T>
 static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize, OPSPEC_SIM_SITE) {
   int lane = (int)::opspec_sim::lane_id(), src = (lane & (width - 1)) + (int)delta < width ? lane + (int)delta : lane;
-  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_down_sync()", mask, ::opspec_sim::to_bits(var),
-                                             src, file, line);
+  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_down_sync()", mask,
+                                             ::opspec_sim::to_bits(var), src, file, line);
   return ::opspec_sim::from_bits<T>(got);
 }
 template <typename T>
@@ -298,18 +301,20 @@ static inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width =
   /* A lane may read an earlier segment but not a later one: it then keeps its value. */
   int lane = (int)::opspec_sim::lane_id(), src = lane ^ lane_mask;
   if (src >= ::opspec_sim::segment_base(width) + width) src = lane;
-  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_xor_sync()", mask, ::opspec_sim::to_bits(var),
-                                             src, file, line);
+  uint64_t got = ::opspec_sim::warp_exchange(::opspec_sim::warp_shuffle, "__shfl_xor_sync()", mask,
+                                             ::opspec_sim::to_bits(var), src, file, line);
   return ::opspec_sim::from_bits<T>(got);
 }
 static inline unsigned __ballot_sync(unsigned mask, int predicate, OPSPEC_SIM_SITE) {
-  return (unsigned)::opspec_sim::warp_exchange(::opspec_sim::warp_vote, "__ballot_sync()", mask, predicate != 0, 0, file, line);
+  return (unsigned)::opspec_sim::warp_exchange(::opspec_sim::warp_vote, "__ballot_sync()", mask, predicate != 0, 0,
+                                               file, line);
 }
 static inline int __any_sync(unsigned mask, int predicate, OPSPEC_SIM_SITE) {
   return ::opspec_sim::warp_exchange(::opspec_sim::warp_vote, "__any_sync()", mask, predicate != 0, 0, file, line) != 0;
 }
 static inline int __all_sync(unsigned mask, int predicate, OPSPEC_SIM_SITE) {
-  return ::opspec_sim::warp_exchange(::opspec_sim::warp_vote, "__all_sync()", mask, predicate != 0, 0, file, line) == mask;
+  return ::opspec_sim::warp_exchange(::opspec_sim::warp_vote, "__all_sync()", mask, predicate != 0, 0, file, line) ==
+         mask;
 }
 static inline void __syncwarp(unsigned mask = 0xffffffffu, OPSPEC_SIM_SITE) {
   ::opspec_sim::warp_exchange(::opspec_sim::warp_sync, "__syncwarp()", mask, 0, 0, file, line);
@@ -373,12 +378,12 @@ static inline double atomicAdd(double *address, double val) {
 static inline float atomicExch(float *address, float val) {
   return ::opspec_sim::atomic_update_bits<float, uint32_t>(address, [val](float) { return val; });
 }
-#define OPSPEC_SIM_ATOMIC_MINMAX(type)                                                                        \
-  static inline type atomicMin(type *address, type val) {                                                     \
-    return ::opspec_sim::atomic_update(address, [val](type old) { return old < val ? old : val; });           \
-  }                                                                                                           \
-  static inline type atomicMax(type *address, type val) {                                                     \
-    return ::opspec_sim::atomic_update(address, [val](type old) { return old > val ? old : val; });           \
+#define OPSPEC_SIM_ATOMIC_MINMAX(type)                                                              \
+  static inline type atomicMin(type *address, type val) {                                           \
+    return ::opspec_sim::atomic_update(address, [val](type old) { return old < val ? old : val; }); \
+  }                                                                                                 \
+  static inline type atomicMax(type *address, type val) {                                           \
+    return ::opspec_sim::atomic_update(address, [val](type old) { return old > val ? old : val; }); \
   }
 OPSPEC_SIM_ATOMIC_MINMAX(int)
 OPSPEC_SIM_ATOMIC_MINMAX(unsigned int)
@@ -389,12 +394,13 @@ static inline unsigned int atomicInc(unsigned int *address, unsigned int val) {
   return ::opspec_sim::atomic_update(address, [val](unsigned int old) { return old >= val ? 0u : old + 1; });
 }
 static inline unsigned int atomicDec(unsigned int *address, unsigned int val) {
-  return ::opspec_sim::atomic_update(address, [val](unsigned int old) { return old == 0 || old > val ? val : old - 1; });
+  return ::opspec_sim::atomic_update(address,
+                                     [val](unsigned int old) { return old == 0 || old > val ? val : old - 1; });
 }
-#define OPSPEC_SIM_ATOMIC_CAS(type)                                                                           \
-  static inline type atomicCAS(type *address, type compare, type val) {                                       \
-    __atomic_compare_exchange_n(address, &compare, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-    return compare; /* the old value either way */                                                           \
+#define OPSPEC_SIM_ATOMIC_CAS(type)                                                                 \
+  static inline type atomicCAS(type *address, type compare, type val) {                             \
+    __atomic_compare_exchange_n(address, &compare, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    return compare; /* the old value either way */                                                  \
   }
 OPSPEC_SIM_ATOMIC_CAS(int)
 OPSPEC_SIM_ATOMIC_CAS(unsigned int)
@@ -413,8 +419,8 @@ static inline void __nanosleep(unsigned int) {}
 
 /* ---- math: CUDA's functions beyond <cmath> ------------------------------------------------- */
 
-#define OPSPEC_SIM_MINMAX(type)                                          \
-  static inline type min(type a, type b) { return a < b ? a : b; }       \
+#define OPSPEC_SIM_MINMAX(type)                                    \
+  static inline type min(type a, type b) { return a < b ? a : b; } \
   static inline type max(type a, type b) { return a > b ? a : b; }
 OPSPEC_SIM_MINMAX(int)
 OPSPEC_SIM_MINMAX(unsigned int)
@@ -438,15 +444,15 @@ static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x == x ? x : 0.0f; }
 /* glibc declares these names (unexported) in <math.h>: CUDA's fast forms are macros. */
-#define __expf(x) expf(x)
-#define __exp10f(x) exp10f(x)
-#define __logf(x) logf(x)
-#define __log2f(x) log2f(x)
-#define __log10f(x) log10f(x)
-#define __powf(x, y) powf((x), (y))
-#define __sinf(x) sinf(x)
-#define __cosf(x) cosf(x)
-#define __tanf(x) tanf(x)
+#define __expf(x)          expf(x)
+#define __exp10f(x)        exp10f(x)
+#define __logf(x)          logf(x)
+#define __log2f(x)         log2f(x)
+#define __log10f(x)        log10f(x)
+#define __powf(x, y)       powf((x), (y))
+#define __sinf(x)          sinf(x)
+#define __cosf(x)          cosf(x)
+#define __tanf(x)          tanf(x)
 #define __sincosf(x, s, c) sincosf((x), (s), (c))
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
@@ -477,13 +483,16 @@ static inline unsigned int __brev(unsigned int x) {
   return r;
 }
 static inline int __mulhi(int x, int y) { return (int)(((long long)x * y) >> 32); }
-static inline unsigned int __umulhi(unsigned int x, unsigned int y) { return (unsigned int)(((unsigned long long)x * y) >> 32); }
+static inline unsigned int __umulhi(unsigned int x, unsigned int y) {
+  return (unsigned int)(((unsigned long long)x * y) >> 32);
+}
 static inline long long __mul64hi(long long x, long long y) { return (long long)(((__int128)x * y) >> 64); }
 static inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
   return (unsigned long long)(((unsigned __int128)x * y) >> 64);
 }
 static inline int __mul24(int x, int y) {
-  long long a = ((x & 0xffffff) ^ 0x800000) - 0x800000, b = ((y & 0xffffff) ^ 0x800000) - 0x800000; /* the low 24 bits, signed */
+  long long a = ((x & 0xffffff) ^ 0x800000) - 0x800000,
+            b = ((y & 0xffffff) ^ 0x800000) - 0x800000; /* the low 24 bits, signed */
   return (int)(a * b);
 }
 static inline unsigned int __umul24(unsigned int x, unsigned int y) { return (x & 0xffffffu) * (y & 0xffffffu); }
@@ -507,8 +516,11 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return ::
 static inline cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream = 0) {
   return ::opspec_sim::memset_async(ptr, value, bytes, stream);
 }
-static inline cudaError_t cudaMemset(void *ptr, int value, size_t bytes) { return ::opspec_sim::memset_async(ptr, value, bytes, 0); }
-static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t stream = 0) {
+static inline cudaError_t cudaMemset(void *ptr, int value, size_t bytes) {
+  return ::opspec_sim::memset_async(ptr, value, bytes, 0);
+}
+static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind,
+                                          cudaStream_t stream = 0) {
   cudaError_t err = ::opspec_sim::check_stream(stream);
   if (err == cudaSuccess && bytes) memmove(dst, src, bytes);
   return err;
@@ -520,11 +532,11 @@ static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, c
 /* CUDA's typed cudaLaunchKernel: the kernel's parameter type travels with it, so the
  * simulator can call it. opspec kernels take one argument, their op's args struct. */
 template <typename Args>
-static inline cudaError_t cudaLaunchKernel(void (*kernel)(Args), dim3 grid, dim3 block, void **args, size_t shared_mem = 0,
-                                           cudaStream_t stream = 0) {
+static inline cudaError_t cudaLaunchKernel(void (*kernel)(Args), dim3 grid, dim3 block, void **args,
+                                           size_t shared_mem = 0, cudaStream_t stream = 0) {
   typedef typename std::decay<Args>::type Arg;
-  return ::opspec_sim::launch(&::opspec_sim::call_kernel<Arg>, reinterpret_cast<void (*)()>(kernel), args[0], grid, block,
-                              shared_mem, stream);
+  return ::opspec_sim::launch(&::opspec_sim::call_kernel<Arg>, reinterpret_cast<void (*)()>(kernel), args[0], grid,
+                              block, shared_mem, stream);
 }
 
 #endif /* OPSPEC_SIM_CUDA_RUNTIME_H */

@@ -105,29 +105,45 @@ std::atomic<int> g_device_count{1};
 CUstream_st g_streams[OPSPEC_SIM_MAX_DEVICES];
 int device_of(cudaStream_t stream) { return (int)(stream - g_streams); }
 
-thread_local int t_device = 0;                // cudaSetDevice's, per host thread as in CUDA
-thread_local cudaError_t t_last = cudaSuccess;  // cudaGetLastError's
+thread_local int t_device = 0;                    // cudaSetDevice's, per host thread as in CUDA
+thread_local cudaError_t t_last = cudaSuccess;    // cudaGetLastError's
 thread_local cudaError_t t_failed = cudaSuccess;  // the last failed launch's code ...
 thread_local std::string t_failed_detail;         // ... and what happened
 
 const char *error_text(int code) {
   switch (code) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
-    case cudaErrorAssert: return "device-side assert triggered";
-    case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorNotSupported: return "operation not supported";
-    default: return "unrecognized error code";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidDevicePointer:
+      return "invalid device pointer";
+    case cudaErrorInvalidDeviceFunction:
+      return "invalid device function";
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered";
+    case cudaErrorLaunchOutOfResources:
+      return "too many resources requested for launch";
+    case cudaErrorAssert:
+      return "device-side assert triggered";
+    case cudaErrorIllegalInstruction:
+      return "an illegal instruction was encountered";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure";
+    case cudaErrorNotSupported:
+      return "operation not supported";
+    default:
+      return "unrecognized error code";
   }
 }
 
@@ -177,7 +193,8 @@ void unguard_dynamic_shared() {
 // as all-ones bytes (NaN as float or double, -1 as an integer), so that a thread reading
 // a value no thread wrote gets a result that shows it.
 void scribble_dynamic_shared(size_t bytes) {
-  for (const dynamic_shared *d = g_dynamic_shared; d; d = d->next) memset(d->storage(), 0xff, bytes < d->bytes ? bytes : d->bytes);
+  for (const dynamic_shared *d = g_dynamic_shared; d; d = d->next)
+    memset(d->storage(), 0xff, bytes < d->bytes ? bytes : d->bytes);
 }
 
 // ---- fibers -----------------------------------------------------------------------------------
@@ -405,7 +422,8 @@ fiber *take_fiber(scheduler &s) {
     return f;
   }
   size_t page = (size_t)getpagesize();
-  void *m = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *m =
+      mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   mprotect(m, page, PROT_NONE);
   std::unique_ptr<fiber> f(new fiber());
@@ -425,14 +443,15 @@ void thread_exited(scheduler &s, int t) {
   b.exited_lanes[w] |= 1u << lane;
   if (!b.waiting.empty())
     fail(s, cudaErrorLaunchFailure,
-         "barrier divergence: thread %s returned while %zu other thread(s) of its block wait at __syncthreads() at %s:%d, "
+         "barrier divergence: thread %s returned while %zu other thread(s) of its block wait at __syncthreads() at "
+         "%s:%d, "
          "which it can no longer reach (every thread of a block must reach every __syncthreads())",
          thread_name(b, t).c_str(), b.waiting.size(), b.file, b.line);
   const warp_pending &p = b.warps[w];
   if (p.arrived && (p.mask >> lane & 1))
     fail(s, cudaErrorLaunchFailure,
-         "warp divergence: thread %s (lane %u) returned while lanes 0x%08x of its warp wait for it at %s at %s:%d", thread_name(b, t).c_str(),
-         lane, p.arrived, p.what, p.file, p.line);
+         "warp divergence: thread %s (lane %u) returned while lanes 0x%08x of its warp wait for it at %s at %s:%d",
+         thread_name(b, t).c_str(), lane, p.arrived, p.what, p.file, p.line);
 }
 
 // The body of every fiber: run the assigned thread; while nothing else is ready, go on
@@ -489,10 +508,12 @@ void run_block(scheduler &s) {
         b.error = cudaErrorLaunchFailure;
         char text[512];
         if (b.state[t] == tstate::at_warp)
-          snprintf(text, sizeof text, "deadlock: lanes 0x%08x of warp %u wait at %s at %s:%d for lanes 0x%08x that wait elsewhere",
+          snprintf(text, sizeof text,
+                   "deadlock: lanes 0x%08x of warp %u wait at %s at %s:%d for lanes 0x%08x that wait elsewhere",
                    p.arrived, t / kWarp, p.what, p.file, p.line, p.mask & ~p.arrived);
         else
-          snprintf(text, sizeof text, "deadlock: %zu thread(s) wait at __syncthreads() at %s:%d while others wait in a warp intrinsic",
+          snprintf(text, sizeof text,
+                   "deadlock: %zu thread(s) wait at __syncthreads() at %s:%d while others wait in a warp intrinsic",
                    b.waiting.size(), b.file, b.line);
         b.detail = text;
         break;
@@ -537,7 +558,8 @@ int syncthreads(int reduce, int predicate, const char *file, int line) {
   int t = s.running->thread;
   if (b.exited)
     fail(s, cudaErrorLaunchFailure,
-         "barrier divergence: thread %s reached __syncthreads() at %s:%d, but thread %s of its block has returned and can "
+         "barrier divergence: thread %s reached __syncthreads() at %s:%d, but thread %s of its block has returned and "
+         "can "
          "never reach it (every thread of a block must reach every __syncthreads())",
          thread_name(b, t).c_str(), file, line, thread_name(b, b.first_exited).c_str());
   if (b.waiting.empty()) {
@@ -548,12 +570,16 @@ int syncthreads(int reduce, int predicate, const char *file, int line) {
     b.acc = reduce == 2 ? 1 : 0;
   } else if (line != b.line || strcmp(file, b.file) != 0 || reduce != b.reduce) {
     fail(s, cudaErrorLaunchFailure,
-         "barrier divergence: thread %s waits at __syncthreads() at %s:%d while thread %s waits at a different one at %s:%d",
+         "barrier divergence: thread %s waits at __syncthreads() at %s:%d while thread %s waits at a different one at "
+         "%s:%d",
          thread_name(b, t).c_str(), file, line, thread_name(b, b.first).c_str(), b.file, b.line);
   }
-  if (reduce == 1) b.acc += predicate;
-  else if (reduce == 2) b.acc &= predicate;
-  else if (reduce == 3) b.acc |= predicate;
+  if (reduce == 1)
+    b.acc += predicate;
+  else if (reduce == 2)
+    b.acc &= predicate;
+  else if (reduce == 3)
+    b.acc |= predicate;
   if (b.waiting.size() + 1 == b.nthreads) {
     // The last to arrive releases the others, in the order they came, and goes on.
     for (int w : b.waiting) {
@@ -570,22 +596,24 @@ int syncthreads(int reduce, int predicate, const char *file, int line) {
   return b.result;  // set by the release; no barrier can complete before this reads it
 }
 
-uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file, int line) {
+uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file,
+                       int line) {
   scheduler &s = sched();
   block_run &b = s.block;
   int t = s.running->thread;
   unsigned w = (unsigned)t / kWarp, lane = (unsigned)t % kWarp;
   auto me = [&] { return thread_name(b, t); };  // for messages only
   if (mask & ~b.lanes(w))
-    fail(s, cudaErrorLaunchFailure, "%s at %s:%d by thread %s: mask 0x%08x names lanes past the block's last thread (warp %u has lanes 0x%08x)",
+    fail(s, cudaErrorLaunchFailure,
+         "%s at %s:%d by thread %s: mask 0x%08x names lanes past the block's last thread (warp %u has lanes 0x%08x)",
          what, file, line, me().c_str(), mask, w, b.lanes(w));
   if (!(mask >> lane & 1))
-    fail(s, cudaErrorLaunchFailure, "%s at %s:%d by thread %s: its own lane %u is not in the mask 0x%08x", what, file, line, me().c_str(),
-         lane, mask);
+    fail(s, cudaErrorLaunchFailure, "%s at %s:%d by thread %s: its own lane %u is not in the mask 0x%08x", what, file,
+         line, me().c_str(), lane, mask);
   if (mask & b.exited_lanes[w])
     fail(s, cudaErrorLaunchFailure,
-         "warp divergence: %s at %s:%d by thread %s waits for lanes 0x%08x of its warp, which have returned", what, file, line,
-         me().c_str(), mask & b.exited_lanes[w]);
+         "warp divergence: %s at %s:%d by thread %s waits for lanes 0x%08x of its warp, which have returned", what,
+         file, line, me().c_str(), mask & b.exited_lanes[w]);
   warp_pending &p = b.warps[w];
   if (!p.arrived) {
     p.kind = kind;
@@ -594,7 +622,9 @@ uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t
     p.file = file;
     p.line = line;
   } else if (p.kind != kind || p.mask != mask) {
-    fail(s, cudaErrorLaunchFailure, "warp divergence: thread %s calls %s at %s:%d with mask 0x%08x while lanes 0x%08x wait at %s at %s:%d with mask 0x%08x",
+    fail(s, cudaErrorLaunchFailure,
+         "warp divergence: thread %s calls %s at %s:%d with mask 0x%08x while lanes 0x%08x wait at %s at %s:%d with "
+         "mask 0x%08x",
          me().c_str(), what, file, line, mask, p.arrived, p.what, p.file, p.line, p.mask);
   }
   p.value[lane] = value;
@@ -638,7 +668,8 @@ unsigned active_mask() {
 
 void trap(const char *file, int line) {
   scheduler &s = sched();
-  fail(s, cudaErrorLaunchFailure, "__trap() at %s:%d by thread %s", file, line, thread_name(s.block, s.running->thread).c_str());
+  fail(s, cudaErrorLaunchFailure, "__trap() at %s:%d by thread %s", file, line,
+       thread_name(s.block, s.running->thread).c_str());
 }
 
 int record_error(cudaError_t code) {
@@ -653,7 +684,9 @@ cudaError_t last_error(bool reset) {
 }
 
 long long clock_ns() {
-  return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 cudaError_t check_stream(cudaStream_t stream) {
@@ -678,8 +711,8 @@ cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), const void *args, dim3
   // What a GPU checks at launch: the same limits opspec_launch_prepare enforces first,
   // and the ones it leaves to the device (dynamic shared memory, the stream's device).
   uint64_t threads = (uint64_t)block.x * block.y * block.z;
-  if (!grid.x || !grid.y || !grid.z || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u || !threads || threads > 1024 ||
-      block.x > 1024 || block.y > 1024 || block.z > 64) {
+  if (!grid.x || !grid.y || !grid.z || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u || !threads ||
+      threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
     code = cudaErrorInvalidConfiguration;
   } else if (shared_mem > OPSPEC_SIM_DYNAMIC_SHARED_BYTES) {
     code = cudaErrorInvalidValue;
@@ -689,8 +722,8 @@ cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), const void *args, dim3
     code = cudaErrorInvalidResourceHandle;
   } else if (stream && device_of(stream) != device) {
     code = cudaErrorInvalidResourceHandle;
-    detail = "invalid resource handle: a launch into the stream of device " + std::to_string(device_of(stream)) + " while device " +
-             std::to_string(device) + " is current (cudaSetDevice)";
+    detail = "invalid resource handle: a launch into the stream of device " + std::to_string(device_of(stream)) +
+             " while device " + std::to_string(device) + " is current (cudaSetDevice)";
   } else if (in_kernel() || (t_scheduler && t_scheduler->in_launch)) {
     code = cudaErrorNotSupported;
     detail = "operation not supported: a kernel launch from inside a kernel";
@@ -726,7 +759,8 @@ cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), const void *args, dim3
   if (s.block.error != cudaSuccess) {
     const uint3 &i = s.block.index;
     char where[96];
-    snprintf(where, sizeof where, " (block (%u, %u, %u) of a (%u, %u, %u) grid)", i.x, i.y, i.z, grid.x, grid.y, grid.z);
+    snprintf(where, sizeof where, " (block (%u, %u, %u) of a (%u, %u, %u) grid)", i.x, i.y, i.z, grid.x, grid.y,
+             grid.z);
     set_failure(s.block.error, s.block.detail + where);
     return s.block.error;
   }
@@ -757,8 +791,9 @@ extern "C" int opspec_sim_get_device(int *device) {
 
 extern "C" int opspec_sim_set_device(int device) {
   if (device < 0 || device >= g_device_count.load()) {
-    set_failure(cudaErrorInvalidDevice, "invalid device ordinal: " + std::to_string(device) + " (the simulator models " +
-                                            std::to_string(g_device_count.load()) + " device(s))");
+    set_failure(cudaErrorInvalidDevice, "invalid device ordinal: " + std::to_string(device) +
+                                            " (the simulator models " + std::to_string(g_device_count.load()) +
+                                            " device(s))");
     return cudaErrorInvalidDevice;
   }
   t_device = device;

@@ -130,7 +130,20 @@ def test_device_ordinal_is_honoured():
     assert r.returncode == 0 and "devices ok" in r.stdout, r.stdout + r.stderr
 
 
-OLDER_FFI_SHIM = pathlib.Path(opspec.__file__).resolve().parents[2] / "tests" / "libopspec_test_older_ffi_api.so"
+# tests/sim/older_ffi_api.c, built into the build folder's tests/: next to the opspec-gen
+# the tests use (OPSPEC_GEN, as ./run test sets it), or next to a PYTHONPATH build.
+_BUILD = pathlib.Path(os.environ.get("OPSPEC_GEN", ROOT / "build" / "generator" / "opspec-gen")).resolve().parents[1]
+OLDER_FFI_SHIM = next(
+    (
+        p
+        for p in (
+            _BUILD / "tests" / "libopspec_test_older_ffi_api.so",
+            pathlib.Path(opspec.__file__).resolve().parents[2] / "tests" / "libopspec_test_older_ffi_api.so",
+        )
+        if p.exists()
+    ),
+    _BUILD / "tests" / "libopspec_test_older_ffi_api.so",
+)
 
 
 @pytest.mark.skipif(not OLDER_FFI_SHIM.exists(), reason="tests/sim/older_ffi_api.c not built (BUILD_TESTING=OFF)")

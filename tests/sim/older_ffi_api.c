@@ -1,10 +1,8 @@
 /* A handler that runs another one, from XLA's own call frame, with XLA's own API table,
  * except that the table says it ends before XLA_FFI_DeviceOrdinal_Get: what a handler
- * sees under a jaxlib whose FFI has no such call. tests/python/test_cuda_sim.py runs an
- * op's simulated CUDA handler through it. */
-#include <stddef.h>
-
-#include "xla/ffi/api/c_api.h"
+ * sees under a jaxlib whose FFI has no such call (FFI API 0.1, jaxlib 0.5-0.7).
+ * tests/python/test_cuda_sim.py runs an op's simulated CUDA handler through it. */
+#include "opspec/ffi_cuda.h"
 
 #define OPSPEC_TEST_EXPORT __attribute__((visibility("default")))
 
@@ -13,8 +11,8 @@ static XLA_FFI_Handler *opspec_test_inner;
 OPSPEC_TEST_EXPORT void opspec_test_set_inner(XLA_FFI_Handler *handler) { opspec_test_inner = handler; }
 
 OPSPEC_TEST_EXPORT XLA_FFI_Error *opspec_test_older_api(XLA_FFI_CallFrame *cf) {
-  XLA_FFI_Api api = *cf->api;
-  api.struct_size = offsetof(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
+  XLA_FFI_Api api = *cf->api; /* the fields up to the slot are all the older table had */
+  api.struct_size = OPSPEC_FFI_DEVICE_ORDINAL_SLOT;
   XLA_FFI_CallFrame frame = *cf;
   frame.api = &api;
   return opspec_test_inner(&frame);

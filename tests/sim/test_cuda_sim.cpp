@@ -31,7 +31,8 @@ struct args {
 };
 
 template <typename Args>
-cudaError_t launch(void (*kernel)(Args), dim3 grid, dim3 block, const Args &a, size_t shared = 0, cudaStream_t stream = 0) {
+cudaError_t launch(void (*kernel)(Args), dim3 grid, dim3 block, const Args &a, size_t shared = 0,
+                   cudaStream_t stream = 0) {
   void *params[] = {const_cast<Args *>(&a)};
   return cudaLaunchKernel(kernel, grid, block, params, shared, stream);
 }
@@ -54,7 +55,8 @@ void test_every_thread_of_a_3d_grid_runs_once() {
   size_t n = 3 * 2 * 2 * 8 * 4 * 2;
   std::vector<float> out(n, -1);
   std::vector<int> counts(n, 0);
-  OG_CHECK(launch(write_linear_index, grid, block, args{out.data(), nullptr, counts.data(), (long long)n}) == cudaSuccess);
+  OG_CHECK(launch(write_linear_index, grid, block, args{out.data(), nullptr, counts.data(), (long long)n}) ==
+           cudaSuccess);
   bool ok = true;
   for (size_t i = 0; i < n; ++i) ok &= counts[i] == 1 && out[i] == (float)i;
   OG_CHECK(ok);
@@ -110,7 +112,8 @@ void test_a_missing_barrier_gives_a_wrong_sum() {
   // Threads interleave only at barriers: without the loop's, thread 0 adds partial sums
   // that other threads have not computed yet.
   std::vector<float> in(256, 1.0f), out(1, -1);
-  OG_CHECK(launch(block_sum_missing_barrier, dim3(1), dim3(256), args{out.data(), in.data(), nullptr, 256}) == cudaSuccess);
+  OG_CHECK(launch(block_sum_missing_barrier, dim3(1), dim3(256), args{out.data(), in.data(), nullptr, 256}) ==
+           cudaSuccess);
   OG_CHECK(out[0] != 256.0f);
 }
 
@@ -129,7 +132,7 @@ void test_a_barrier_after_an_early_return_is_reported_not_hung() {
   OG_CHECK(err == cudaErrorLaunchFailure);
   OG_CHECK_CONTAINS(error_text(err), "barrier divergence");
   OG_CHECK_CONTAINS(error_text(err), "specs/sim_test.yaml:400");  // where the spec wrote it
-  OG_CHECK_CONTAINS(error_text(err), "block (1, 0, 0)");           // the partial block
+  OG_CHECK_CONTAINS(error_text(err), "block (1, 0, 0)");          // the partial block
   OG_CHECK(cudaGetLastError() == cudaErrorLaunchFailure);
   OG_CHECK(cudaGetLastError() == cudaSuccess);
   // The simulator recovers: the abandoned threads' fibers run the next launch.
@@ -189,9 +192,11 @@ void test_the_order_of_threads_shows_a_race() {
   // reverse, after. A GPU may do either: a result that depends on it is a race.
   std::vector<float> forward(64, 0), reverse(64, 0);
   int order = opspec_sim_set_reverse_order(0);
-  OG_CHECK(launch(racy_neighbour, dim3(1), dim3(64), args{forward.data(), nullptr, nullptr, 64}, 64 * sizeof(float)) == cudaSuccess);
+  OG_CHECK(launch(racy_neighbour, dim3(1), dim3(64), args{forward.data(), nullptr, nullptr, 64}, 64 * sizeof(float)) ==
+           cudaSuccess);
   opspec_sim_set_reverse_order(1);
-  OG_CHECK(launch(racy_neighbour, dim3(1), dim3(64), args{reverse.data(), nullptr, nullptr, 64}, 64 * sizeof(float)) == cudaSuccess);
+  OG_CHECK(launch(racy_neighbour, dim3(1), dim3(64), args{reverse.data(), nullptr, nullptr, 64}, 64 * sizeof(float)) ==
+           cudaSuccess);
   opspec_sim_set_reverse_order(order);
   OG_CHECK(std::isnan(forward[0]) && forward[63] == 0.0f);  // thread 63 wraps to thread 0, which ran first
   OG_CHECK(reverse[0] == 1.0f && std::isnan(reverse[63]));
@@ -239,8 +244,8 @@ void test_dynamic_shared_memory_per_block_starts_as_garbage() {
 
 void test_dynamic_shared_memory_is_limited_as_on_a_gpu() {
   std::vector<float> in = ramp(128), out(131, 0);
-  cudaError_t err = launch(reverse_through_dynamic_shared, dim3(1), dim3(128), args{out.data(), in.data(), nullptr, 128},
-                           OPSPEC_SIM_DYNAMIC_SHARED_BYTES + 1);
+  cudaError_t err = launch(reverse_through_dynamic_shared, dim3(1), dim3(128),
+                           args{out.data(), in.data(), nullptr, 128}, OPSPEC_SIM_DYNAMIC_SHARED_BYTES + 1);
   OG_CHECK(err == cudaErrorInvalidValue);
   OG_CHECK_CONTAINS(error_text(err), "cudaFuncSetAttribute");
   OG_CHECK(launch(reverse_through_dynamic_shared, dim3(1), dim3(128), args{out.data(), in.data(), nullptr, 128},

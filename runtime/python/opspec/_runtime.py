@@ -175,8 +175,8 @@ BACKENDS = {"cpu": "cpu", "cuda": "gpu", "cuda_sim": "cpu"}
 
 # The FFI target of each (package, op, backend) registered in this process (register_targets);
 # the platform's own implementation is the op's target <package>_<op>.
-_TARGETS: dict = {}
-_UNAVAILABLE: dict = {}  # (package, backend) -> why the package has none in this process
+_TARGETS: dict[tuple[str, str, str], str] = {}
+_UNAVAILABLE: dict[tuple[str, str], str] = {}  # (package, backend) -> why the package has none here
 
 
 def _target(op: Op, backend: str | None, arrays: list) -> str:
@@ -185,8 +185,8 @@ def _target(op: Op, backend: str | None, arrays: list) -> str:
         return f"{op.package}_{op.name}"  # as <package>._opspec.target_name(name) spells it
     if not isinstance(backend, str) or backend not in BACKENDS:
         _fail(op, "backend", f"expected one of {', '.join(map(repr, BACKENDS))} or None, got {backend!r}")
-    target = _TARGETS.get((op.package, op.name, backend))
-    if target is None:
+    key = (op.package, op.name, backend)
+    if key not in _TARGETS:
         why = _UNAVAILABLE.get((op.package, backend), "the op has no CUDA kernels")
         _fail(op, "backend", f"{backend!r} is not available: {why}")
     # Concrete inputs show where the call will run; under jit, XLA rejects a target that is
@@ -202,7 +202,7 @@ def _target(op: Op, backend: str | None, arrays: list) -> str:
                     f"{backend!r} runs on the {platform} platform, but input '{spec.name}' is on "
                     f"{', '.join(sorted(where))} (jax.device_put it to a {platform} device)",
                 )
-    return target
+    return _TARGETS[key]
 
 
 def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
