@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec._runtime import OpError
+from opspec._runtime import OpError, framework_ffi_api
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -104,6 +104,11 @@ def test_backend_errors():
             opspec.ops.relu(x, backend="cuda")
 
 
+# Whether the installed jaxlib's FFI has XLA_FFI_DeviceOrdinal_Get (FFI API 0.2, jaxlib 0.8.1).
+HAS_DEVICE_ORDINAL = (framework_ffi_api() or (0, 0)) >= (0, 2)
+
+
+@pytest.mark.skipif(not HAS_DEVICE_ORDINAL, reason="this jaxlib's XLA FFI has no XLA_FFI_DeviceOrdinal_Get")
 def test_device_ordinal_is_honoured():
     """With three JAX CPU devices the simulator models three GPUs; a call XLA runs on CPU
     device d runs on simulated GPU d, and a pmap runs one call on each."""
@@ -128,6 +133,28 @@ def test_device_ordinal_is_honoured():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=3", JAX_PLATFORMS="cpu")
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert r.returncode == 0 and "devices ok" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.skipif(HAS_DEVICE_ORDINAL, reason="this jaxlib's XLA FFI has XLA_FFI_DeviceOrdinal_Get")
+def test_without_xla_device_ordinal_several_devices_are_an_error():
+    """Under a jaxlib whose XLA FFI cannot say which device a call runs on (FFI API 0.1,
+    jaxlib 0.5-0.7), one device needs no choice, and several are an error, not a launch
+    on the wrong one. (CI runs the suite under jax 0.5.3 too.)"""
+    script = textwrap.dedent("""\
+        import jax, numpy as np, opspec
+        x = np.arange(-4, 4, dtype=np.float32)
+        try:
+            print("ran", opspec.ops.relu(jax.device_put(x, jax.devices("cpu")[-1]), backend="cuda_sim"))
+        except Exception as e:
+            print("error:", e)
+        """)
+    for devices in (1, 3):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+        if devices == 1:
+            assert "ran [0. 0. 0. 0. 0. 1. 2. 3.]" in r.stdout, r.stdout + r.stderr
+        else:
+            assert "opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use" in r.stdout, r.stdout
 
 
 # tests/sim/older_ffi_api.c, built into the build folder's tests/: next to the opspec-gen
