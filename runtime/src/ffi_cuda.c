@@ -37,10 +37,12 @@ XLA_FFI_Error *opspec_cuda_device_ordinal(XLA_FFI_CallFrame *cf, const char *op,
   if (code) return opspec_cuda_error(cf, op, backend, "(device count)", code);
   if (count > 1)
     return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op,
-                        "this machine has %d GPUs, and the XLA FFI of the jaxlib in use (API %d.%d) has no "
+                        "there are %d %ss, and the XLA FFI of the jaxlib in use (API %d.%d) has no "
                         "XLA_FFI_DeviceOrdinal_Get to tell which one XLA runs this call on; use a newer jaxlib "
-                        "(the one in requirements.txt), or make one GPU visible (CUDA_VISIBLE_DEVICES)",
-                        count, cf->api->api_version.major_version, cf->api->api_version.minor_version);
+                        "(the one in requirements.txt), or one device (CUDA_VISIBLE_DEVICES; for the simulator, "
+                        "one JAX CPU device)",
+                        count, backend->device_noun, cf->api->api_version.major_version,
+                        cf->api->api_version.minor_version);
   return NULL;
 }
 
@@ -183,6 +185,7 @@ void opspec_device_free(XLA_FFI_CallFrame *cf, size_t bytes, void *ptr) {
 
 const opspec_cuda_backend opspec_cuda_gpu = {
     .kernel_noun = "CUDA kernel",
+    .device_noun = "GPU",
     .device_count = opspec_cudart_device_count,
     .get_device = opspec_cudart_get_device,
     .set_device = opspec_cudart_set_device,
@@ -229,6 +232,7 @@ static void opspec_sim_fresh_output(void *data, size_t bytes) {
 
 const opspec_cuda_backend opspec_cuda_sim = {
     .kernel_noun = "simulated CUDA kernel",
+    .device_noun = "simulated GPU",
     .device_count = opspec_sim_device_count,
     .get_device = opspec_sim_get_device,
     .set_device = opspec_sim_set_device,

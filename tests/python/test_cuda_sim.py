@@ -154,7 +154,7 @@ def test_without_xla_device_ordinal_several_devices_are_an_error():
         if devices == 1:
             assert "ran [0. 0. 0. 0. 0. 1. 2. 3.]" in r.stdout, r.stdout + r.stderr
         else:
-            assert "opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use" in r.stdout, r.stdout
+            assert "opspec relu: there are 3 simulated GPUs, and the XLA FFI of the jaxlib in use" in r.stdout, r.stdout
 
 
 # tests/sim/older_ffi_api.c, built into the build folder's tests/: next to the opspec-gen
@@ -204,7 +204,7 @@ def test_without_xla_device_ordinal_one_gpu_works_several_are_an_error(devices):
         assert "ran" in r.stdout, r.stdout + r.stderr
     else:
         assert (
-            "error: UNIMPLEMENTED: opspec relu: this machine has 3 GPUs, and the XLA FFI of the jaxlib in use"
+            "error: UNIMPLEMENTED: opspec relu: there are 3 simulated GPUs, and the XLA FFI of the jaxlib in use"
             in r.stdout
         ), r.stdout
         assert "has no XLA_FFI_DeviceOrdinal_Get" in r.stdout

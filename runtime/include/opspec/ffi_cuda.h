@@ -20,6 +20,7 @@ extern "C" {
 
 struct opspec_cuda_backend {
   const char *kernel_noun; /* "CUDA kernel" or "simulated CUDA kernel", in errors */
+  const char *device_noun; /* "GPU" or "simulated GPU", in errors */
   /* cudaGetDeviceCount, cudaGetDevice, cudaSetDevice: 0 or a cudaError_t. */
   int (*device_count)(int *count);
   int (*get_device)(int *device);
