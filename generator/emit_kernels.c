@@ -194,7 +194,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
     for (size_t t = 0; t < op->ntypes; ++t) {
       const char *dtype = op->types[t].choices[pick[t]];
       og_buf_printf(&fn, "_%s", dtype);
-      og_buf_printf(&comment, "%s %s = %s", t ? "," : ",", op->types[t].name, dtype);
+      og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
       if (og_idents_has(&used, op->types[t].name))
         og_line(typedefs, "typedef %s %s;", og_dtype_ctype(dtype), op->types[t].name);
     }

@@ -54,13 +54,6 @@ XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const op
 
 /* ---- the one path ------------------------------------------------------------------- */
 
-/* The element size of array `desc` under the bound dtypes. */
-static size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound *bound) {
-  return opspec_dtype_size(desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype);
-}
-
-static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
-
 /* Whether [data, data + bytes) overlaps an input: an output XLA aliased to its input. */
 static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opspec_bound *bound, const void *data,
                                 size_t bytes) {

@@ -6,9 +6,6 @@
 
 #include "opspec/ffi.h"
 
-/* The opspec_array inside an args struct at `offset`. */
-static opspec_array *opspec_array_at(void *args, size_t offset) { return (opspec_array *)((char *)args + offset); }
-
 static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
   a->data = buf->data;
   a->size = 1;
@@ -52,9 +49,8 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
 static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
                                            void *args, int32_t i, size_t *bytes) {
   const opspec_array_desc *desc = &op->scratch[i];
-  int32_t dtype = desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype;
   return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size,
-                             opspec_dtype_size(dtype), bytes);
+                             opspec_elem_size(desc, bound), bytes);
 }
 
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,

@@ -357,6 +357,16 @@ const char *opspec_dtype_name(int32_t dtype);
 /* Bytes per element of a supported dtype, or 0. */
 size_t opspec_dtype_size(int32_t dtype);
 
+/* The opspec_array at `offset` in an args struct (an opspec_array_desc's offset). */
+static inline opspec_array *opspec_array_at(void *args, size_t offset) {
+  return (opspec_array *)((char *)args + offset);
+}
+
+/* Bytes per element of array `desc` under the dtypes the inputs bound. */
+static inline size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound *bound) {
+  return opspec_dtype_size(desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype);
+}
+
 #ifdef __cplusplus
 }
 #endif
