@@ -7,11 +7,13 @@
 #include "ops/add.h"
 #include "ops/block_sum.h"
 #include "ops/csr_matvec.h"
+#include "ops/csr_rmatvec.h"
 #include "ops/exp_decay.h"
 #include "ops/exp_trace.h"
 #include "ops/hadamard.h"
 #include "ops/leaky_relu.h"
 #include "ops/lif.h"
+#include "ops/lif_surrogate.h"
 #include "ops/matvec.h"
 #include "ops/max.h"
 #include "ops/parallel_add.h"
@@ -30,11 +32,13 @@ const opspec_op_entry opspec_op_table[] = {
     {"add", opspec_add_cpu, OPSPEC_CUDA_HANDLER(opspec_add_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_add_cuda_sim)},
     {"block_sum", opspec_block_sum_cpu, OPSPEC_CUDA_HANDLER(opspec_block_sum_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_block_sum_cuda_sim)},
     {"csr_matvec", opspec_csr_matvec_cpu, OPSPEC_CUDA_HANDLER(opspec_csr_matvec_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_csr_matvec_cuda_sim)},
+    {"csr_rmatvec", opspec_csr_rmatvec_cpu, NULL, NULL},
     {"exp_decay", opspec_exp_decay_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_decay_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_exp_decay_cuda_sim)},
     {"exp_trace", opspec_exp_trace_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_trace_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_exp_trace_cuda_sim)},
     {"hadamard", opspec_hadamard_cpu, OPSPEC_CUDA_HANDLER(opspec_hadamard_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_hadamard_cuda_sim)},
     {"leaky_relu", opspec_leaky_relu_cpu, OPSPEC_CUDA_HANDLER(opspec_leaky_relu_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_leaky_relu_cuda_sim)},
     {"lif", opspec_lif_cpu, OPSPEC_CUDA_HANDLER(opspec_lif_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_lif_cuda_sim)},
+    {"lif_surrogate", opspec_lif_surrogate_cpu, OPSPEC_CUDA_HANDLER(opspec_lif_surrogate_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_lif_surrogate_cuda_sim)},
     {"matvec", opspec_matvec_cpu, OPSPEC_CUDA_HANDLER(opspec_matvec_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_matvec_cuda_sim)},
     {"max", opspec_max_cpu, NULL, NULL},
     {"parallel_add", opspec_parallel_add_cpu, NULL, NULL},

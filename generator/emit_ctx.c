@@ -187,6 +187,8 @@ static char *og_py_dims(const og_array *a) {
       og_buf_printf(&b, "\"%s\"", dim->name);
     else if (dim->expr->kind == OG_E_INT)
       og_buf_printf(&b, "%lld", (long long)dim->expr->ival);
+    else if (dim->expr->kind == OG_E_NAME) /* a symbol or an int attribute, passed through */
+      og_buf_printf(&b, "\"%s\"", dim->expr->name);
     else {
       og_buf_puts(&b, "lambda s: ");
       og_expr_render_py(dim->expr, &b, og_spell_py, NULL);
@@ -299,6 +301,42 @@ static og_value *og_py_params(const og_op *op, bool typed) {
   return params;
 }
 
+/* A formula as the body of a lambda that takes the names it reads: one line, in
+ * parentheses (a YAML block's line breaks become spaces). */
+static void og_py_lambda(og_buf *b, const og_formula *f) {
+  og_buf_puts(b, "lambda ");
+  for (size_t k = 0; k < f->nnames; ++k) og_buf_printf(b, "%s, ", f->names[k]);
+  og_buf_puts(b, "**_: (");
+  size_t len = strlen(f->text);
+  while (len && (f->text[len - 1] == '\n' || f->text[len - 1] == ' ')) --len;
+  for (size_t i = 0; i < len; ++i) og_buf_putc(b, f->text[i] == '\n' || f->text[i] == '\r' ? ' ' : f->text[i]);
+  og_buf_puts(b, ")");
+}
+
+/* `derivatives={...}` of an op record (opspec._runtime.Derivative); nothing without. */
+static void og_py_derivatives(og_value *lines, const og_op *op, og_buf *b) {
+  if (!op->nderivs) return;
+  og_line(lines, "    derivatives={");
+  for (size_t i = 0; i < op->nderivs; ++i) {
+    const og_derivative *dv = &op->derivs[i];
+    const char *input = op->inputs[dv->input].name;
+    og_line(lines, "        \"%s\": _Derivative(", input);
+    og_line(lines, "            \"%s\",", og_deriv_kind_names[dv->kind]);
+    og_line(lines, "            {");
+    for (size_t f = 0; f < dv->nformulas; ++f) {
+      const og_formula *fm = &dv->formulas[f];
+      og_buf_clear(b);
+      og_buf_printf(b, "                \"%s\": ", fm->output >= 0 ? op->outputs[fm->output].name : input);
+      og_py_lambda(b, fm);
+      og_buf_puts(b, ",");
+      og_line(lines, "%s", og_buf_str(b));
+    }
+    og_line(lines, "            },");
+    og_line(lines, "        ),");
+  }
+  og_line(lines, "    },");
+}
+
 static og_value *og_ctx_python(const og_op *op) {
   og_value *lines = og_lines(), *items;
   og_line(lines, "_op_%s = _Op(", op->name);
@@ -341,6 +379,7 @@ static og_value *og_ctx_python(const og_op *op) {
     }
   og_buf_puts(&b, "},");
   og_line(lines, "%s", og_buf_str(&b));
+  og_py_derivatives(lines, op, &b);
   og_line(lines, ")");
   og_line(lines, "%s", "");
   og_line(lines, "%s", "");
@@ -465,6 +504,7 @@ og_value *og_ctx_library(og_op *const *ops, size_t nops) {
       {"MAX_INPUTS", OPSPEC_MAX_INPUTS},
       {"MAX_OUTPUTS", OPSPEC_MAX_OUTPUTS},
       {"MAX_SCRATCH", OPSPEC_MAX_SCRATCH},
+      {"MAX_BATCH_RANK", OPSPEC_MAX_BATCH_RANK},
       {"MAX_CUDA_KERNELS", OPSPEC_MAX_CUDA_KERNELS},
       {"MAX_NAME", OPSPEC_MAX_NAME},
       {"MAX_EXPR_NODES", OPSPEC_MAX_EXPR_NODES},

@@ -322,6 +322,7 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   static const char *const names[] = {"inputs", "outputs", "scratch"};
   og_value *desc = og_lines();
   og_line(desc, "    .name = \"%s\",", op->name);
+  og_line(desc, "    .args_size = sizeof(opspec_%s_args),", op->name);
   for (size_t l = 0; l < 3; ++l) {
     if (!counts[l]) continue;
     og_value *rows = og_value_list();

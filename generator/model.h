@@ -88,8 +88,9 @@ typedef struct og_attr_type_info {
 
 extern const og_attr_type_info og_attr_types[OG_ATTR_NTYPES];
 
-/* `vmap:` methods, passed to jax.ffi.ffi_call(vmap_method=...). */
+/* `vmap:` methods: native batching, or one of jax.ffi.ffi_call's, as an override. */
 typedef enum og_vmap {
+  OG_VMAP_NATIVE, /* the default: one call runs the whole batch (opspec/batch.h) */
   OG_VMAP_NONE,
   OG_VMAP_SEQUENTIAL,
   OG_VMAP_SEQUENTIAL_UNROLLED,
@@ -99,6 +100,28 @@ typedef enum og_vmap {
 } og_vmap;
 
 extern const char *const og_vmap_names[OG_VMAP_NMETHODS];
+
+/* `derivatives:` (docs/gradients.md): how one input's tangent moves the outputs. */
+typedef enum og_deriv_kind { OG_DERIV_ELEMENTWISE, OG_DERIV_JVP, OG_DERIV_TRANSPOSE, OG_DERIV_NKINDS } og_deriv_kind;
+
+extern const char *const og_deriv_kind_names[OG_DERIV_NKINDS];
+
+typedef struct og_formula {
+  og_loc loc;
+  int output;  /* elementwise, jvp: the output it is about; transpose: -1 */
+  char *text;  /* a Python expression */
+  char **names;     /* the names it reads, sorted, once each: the generated lambda's parameters */
+  og_loc *name_locs; /* where each first appears */
+  size_t nnames;
+} og_formula;
+
+typedef struct og_derivative {
+  og_loc loc;
+  int input; /* index into op->inputs */
+  og_deriv_kind kind;
+  og_formula *formulas;
+  size_t nformulas;
+} og_derivative;
 
 typedef struct og_attr {
   og_loc loc;
@@ -156,6 +179,8 @@ typedef struct og_op {
   og_body cpu;          /* raw CPU function body */
   og_cuda_kernel *cuda; /* raw CUDA kernels, run in order */
   size_t ncuda;
+  og_derivative *derivs; /* `derivatives:` */
+  size_t nderivs;
 } og_op;
 
 /* Loads and validates one spec file. On any error, reports all it finds through `d`

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "c_idents.h"
 #include "names.h"
+#include "spec_derivs.h"
 
 typedef struct og_name {
   const char *name;
@@ -286,6 +287,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   for (size_t i = 0; i < op->nsymbols; ++i)
     og_names_add(&ns, op->symbols[i], og_symbol_loc(op, op->symbols[i]), "shape symbol", d);
   og_names_free(&ns);
+  og_check_derivatives(op, d);
 
   /* The handler runtime binds into fixed tables (opspec/limits.h); the loader already
    * capped type variables and attributes. */

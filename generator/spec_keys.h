@@ -10,7 +10,7 @@
 #include "diag.h"
 #include "yaml_tree.h"
 
-#define OG_KEYS_MAX 16
+#define OG_KEYS_MAX 24
 
 typedef struct og_keys {
   const og_ynode *map;

@@ -14,6 +14,7 @@
 
 #include "model.h"
 #include "opspec/dtypes.h"
+#include "spec_derivs.h"
 #include "spec_keys.h"
 
 const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
@@ -23,6 +24,7 @@ const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
 };
 
 const char *const og_vmap_names[OG_VMAP_NMETHODS] = {
+    [OG_VMAP_NATIVE] = "native",
     [OG_VMAP_NONE] = "none",
     [OG_VMAP_SEQUENTIAL] = "sequential",
     [OG_VMAP_SEQUENTIAL_UNROLLED] = "sequential_unrolled",
@@ -387,7 +389,8 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
     }
   og_diag_error(
       d, n->loc,
-      "unknown vmap method '%s' (expected one of none, sequential, sequential_unrolled, expand_dims, broadcast_all)",
+      "unknown vmap method '%s' (expected one of native, none, sequential, sequential_unrolled, expand_dims, "
+      "broadcast_all)",
       n->text);
 }
 
@@ -467,6 +470,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *cpu = og_keys_take(&k, "cpu");
   const og_ynode *cuda = og_keys_take(&k, "cuda");
   const og_ynode *scratch = og_keys_take(&k, "scratch");
+  const og_ynode *derivs = og_keys_take(&k, "derivatives");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -479,7 +483,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (outputs) op->outputs = og_load_arrays(op, outputs, OG_OUTPUT, &op->noutputs, d);
   if (scratch) op->scratch = og_load_arrays(op, scratch, OG_SCRATCH, &op->nscratch, d);
   if (attrs) og_load_attrs(op, attrs, d);
-  op->vmap = OG_VMAP_SEQUENTIAL;
+  op->vmap = OG_VMAP_NATIVE;
   if (vmap && og_want_kind(vmap, OG_Y_SCALAR, "'vmap'", d)) og_load_vmap(op, vmap, d);
   if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) og_load_aliases(op, aliases, d);
   if (launch) og_load_launch(&op->launch, launch, "'launch'", d);
@@ -487,6 +491,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
   if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
   if (cuda) og_load_cuda(op, cuda, d);
+  if (derivs) og_load_derivatives(op, derivs, d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
@@ -562,6 +567,7 @@ void og_op_free(og_op *op) {
   free(op->attrs);
   for (size_t i = 0; i < op->nsymbols; ++i) free(op->symbols[i]);
   free(op->symbols);
+  og_derivatives_free(op);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   free(op->kernel.text);

@@ -21,6 +21,7 @@ static const opspec_typevar_desc opspec_add_types[] = {
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
+    .args_size = sizeof(opspec_add_args),
     .ninputs = 2, .inputs = opspec_add_inputs,
     .noutputs = 1, .outputs = opspec_add_outputs,
     .ntypes = 1, .types = opspec_add_types,

@@ -63,6 +63,7 @@ static XLA_FFI_Error *opspec_csr_matvec_contents(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
+    .args_size = sizeof(opspec_csr_matvec_args),
     .ninputs = 4, .inputs = opspec_csr_matvec_inputs,
     .noutputs = 1, .outputs = opspec_csr_matvec_outputs,
     .ntypes = 1, .types = opspec_csr_matvec_types,

@@ -32,6 +32,7 @@ static XLA_FFI_Error *opspec_exp_decay_shapes(XLA_FFI_CallFrame *cf, void *argp,
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
+    .args_size = sizeof(opspec_exp_decay_args),
     .ninputs = 2, .inputs = opspec_exp_decay_inputs,
     .noutputs = 1, .outputs = opspec_exp_decay_outputs,
     .ntypes = 1, .types = opspec_exp_decay_types,

@@ -33,6 +33,7 @@ static XLA_FFI_Error *opspec_exp_trace_shapes(XLA_FFI_CallFrame *cf, void *argp,
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
+    .args_size = sizeof(opspec_exp_trace_args),
     .ninputs = 3, .inputs = opspec_exp_trace_inputs,
     .noutputs = 1, .outputs = opspec_exp_trace_outputs,
     .ntypes = 1, .types = opspec_exp_trace_types,

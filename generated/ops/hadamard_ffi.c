@@ -34,6 +34,7 @@ static XLA_FFI_Error *opspec_hadamard_shapes(XLA_FFI_CallFrame *cf, void *argp, 
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
+    .args_size = sizeof(opspec_hadamard_args),
     .ninputs = 2, .inputs = opspec_hadamard_inputs,
     .noutputs = 1, .outputs = opspec_hadamard_outputs,
     .ntypes = 1, .types = opspec_hadamard_types,

@@ -24,6 +24,7 @@ static const opspec_attr_desc opspec_leaky_relu_attrs[] = {
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
+    .args_size = sizeof(opspec_leaky_relu_args),
     .ninputs = 1, .inputs = opspec_leaky_relu_inputs,
     .noutputs = 1, .outputs = opspec_leaky_relu_outputs,
     .ntypes = 1, .types = opspec_leaky_relu_types,

@@ -38,6 +38,7 @@ static XLA_FFI_Error *opspec_lif_shapes(XLA_FFI_CallFrame *cf, void *argp, int64
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
+    .args_size = sizeof(opspec_lif_args),
     .ninputs = 6, .inputs = opspec_lif_inputs,
     .noutputs = 2, .outputs = opspec_lif_outputs,
     .ntypes = 1, .types = opspec_lif_types,

@@ -33,6 +33,7 @@ static XLA_FFI_Error *opspec_matvec_shapes(XLA_FFI_CallFrame *cf, void *argp, in
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
+    .args_size = sizeof(opspec_matvec_args),
     .ninputs = 2, .inputs = opspec_matvec_inputs,
     .noutputs = 1, .outputs = opspec_matvec_outputs,
     .ntypes = 1, .types = opspec_matvec_types,

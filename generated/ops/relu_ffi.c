@@ -20,6 +20,7 @@ static const opspec_typevar_desc opspec_relu_types[] = {
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
+    .args_size = sizeof(opspec_relu_args),
     .ninputs = 1, .inputs = opspec_relu_inputs,
     .noutputs = 1, .outputs = opspec_relu_outputs,
     .ntypes = 1, .types = opspec_relu_types,

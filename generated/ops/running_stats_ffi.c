@@ -24,6 +24,7 @@ static const opspec_symbol_desc opspec_running_stats_symbols[] = {
 
 static const opspec_op_desc opspec_running_stats_desc = {
     .name = "running_stats",
+    .args_size = sizeof(opspec_running_stats_args),
     .ninputs = 1, .inputs = opspec_running_stats_inputs,
     .noutputs = 2, .outputs = opspec_running_stats_outputs,
     .ntypes = 1, .types = opspec_running_stats_types,

@@ -32,6 +32,7 @@ static XLA_FFI_Error *opspec_scale_shapes(XLA_FFI_CallFrame *cf, void *argp, int
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
+    .args_size = sizeof(opspec_scale_args),
     .ninputs = 2, .inputs = opspec_scale_inputs,
     .noutputs = 1, .outputs = opspec_scale_outputs,
     .ntypes = 1, .types = opspec_scale_types,

@@ -20,6 +20,7 @@ static const opspec_typevar_desc opspec_sigmoid_types[] = {
 
 static const opspec_op_desc opspec_sigmoid_desc = {
     .name = "sigmoid",
+    .args_size = sizeof(opspec_sigmoid_args),
     .ninputs = 1, .inputs = opspec_sigmoid_inputs,
     .noutputs = 1, .outputs = opspec_sigmoid_outputs,
     .ntypes = 1, .types = opspec_sigmoid_types,

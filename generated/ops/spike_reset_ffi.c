@@ -35,6 +35,7 @@ static XLA_FFI_Error *opspec_spike_reset_shapes(XLA_FFI_CallFrame *cf, void *arg
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
+    .args_size = sizeof(opspec_spike_reset_args),
     .ninputs = 3, .inputs = opspec_spike_reset_inputs,
     .noutputs = 2, .outputs = opspec_spike_reset_outputs,
     .ntypes = 1, .types = opspec_spike_reset_types,

@@ -21,6 +21,7 @@ static const opspec_typevar_desc opspec_split_types[] = {
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
+    .args_size = sizeof(opspec_split_args),
     .ninputs = 1, .inputs = opspec_split_inputs,
     .noutputs = 2, .outputs = opspec_split_outputs,
     .ntypes = 1, .types = opspec_split_types,

@@ -20,6 +20,7 @@ static const opspec_typevar_desc opspec_sum_types[] = {
 
 static const opspec_op_desc opspec_sum_desc = {
     .name = "sum",
+    .args_size = sizeof(opspec_sum_args),
     .ninputs = 1, .inputs = opspec_sum_inputs,
     .noutputs = 1, .outputs = opspec_sum_outputs,
     .ntypes = 1, .types = opspec_sum_types,

@@ -20,6 +20,7 @@ from builtins import min as _min  # noqa: F401
 
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
+from opspec._runtime import Derivative as _Derivative  # noqa: F401
 from opspec._runtime import Op as _Op
 from opspec._runtime import caller as _caller
 
@@ -32,11 +33,13 @@ __all__ = [
     "add",
     "block_sum",
     "csr_matvec",
+    "csr_rmatvec",
     "exp_decay",
     "exp_trace",
     "hadamard",
     "leaky_relu",
     "lif",
+    "lif_surrogate",
     "matvec",
     "max",
     "parallel_add",
@@ -53,11 +56,19 @@ __all__ = [
 _op_abs_two_pass = _Op(
     name="abs_two_pass",
     inputs=(_Array("x", "T", ("n",)),),
-    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    outputs=(_Array("out", "T", ("n",)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda jnp, x, **_: (jnp.sign(x)),
+            },
+        ),
+    },
 )
 
 
@@ -82,8 +93,22 @@ _op_add = _Op(
     outputs=(_Array("out", "T", (...,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda **_: (1),
+            },
+        ),
+        "y": _Derivative(
+            "elementwise",
+            {
+                "out": lambda **_: (1),
+            },
+        ),
+    },
 )
 
 
@@ -107,8 +132,16 @@ _op_block_sum = _Op(
     outputs=(_Array("block_sums", "T", (lambda s: -(-(s["n"]) // (256)),)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda block_sums_bar, jnp, x, **_: (jnp.repeat(block_sums_bar, 256)[: x.shape[0]]),
+            },
+        ),
+    },
 )
 
 
@@ -134,8 +167,22 @@ _op_csr_matvec = _Op(
     outputs=(_Array("y", "T", (lambda s: s["rows_p1"] - 1,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "data": _Derivative(
+            "transpose",
+            {
+                "data": lambda indices, indptr, jnp, x, y_bar, **_: (x[indices] * y_bar[jnp.repeat(jnp.arange(y_bar.shape[0]), jnp.diff(indptr), total_repeat_length=indices.shape[0])]),
+            },
+        ),
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda data, indices, indptr, ops, x, y_bar, **_: (ops.csr_rmatvec(data, indices, indptr, y_bar, n=x.shape[0])),
+            },
+        ),
+    },
 )
 
 
@@ -153,17 +200,80 @@ def csr_matvec(
     return _call(_op_csr_matvec, (data, indices, indptr, x), {}, backend)
 
 
+_op_csr_rmatvec = _Op(
+    name="csr_rmatvec",
+    inputs=(
+        _Array("data", "T", ("nnz",)),
+        _Array("indices", "int32", ("nnz",)),
+        _Array("indptr", "int32", ("rows_p1",)),
+        _Array("y", "T", ("rows",)),
+    ),
+    outputs=(_Array("x", "T", ("n",)),),
+    types={"T": ("float32", "float64")},
+    attrs=(_Attr("n", "int64"),),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "y": _Derivative(
+            "transpose",
+            {
+                "y": lambda data, indices, indptr, ops, x_bar, **_: (ops.csr_matvec(data, indices, indptr, x_bar)),
+            },
+        ),
+        "data": _Derivative(
+            "transpose",
+            {
+                "data": lambda indices, indptr, jnp, x_bar, y, **_: (x_bar[indices] * y[jnp.repeat(jnp.arange(y.shape[0]), jnp.diff(indptr), total_repeat_length=indices.shape[0])]),
+            },
+        ),
+    },
+)
+
+
+def csr_rmatvec(
+    data,
+    indices,
+    indptr,
+    y,
+    *,
+    n,
+    backend=None,
+):
+    """The transposed sparse product (SciPy's rmatvec), x = A^T @ y, with A in CSR form (data, indices, indptr)
+    of n columns: csr_matvec's reverse-mode derivative with respect to its vector. Rows
+    beyond y's length (or indptr's) are not read.
+
+    Attributes (static; compiled into the call):
+        n (int64): columns of A (the length of x)
+    """
+    return _call(_op_csr_rmatvec, (data, indices, indptr, y), {"n": n}, backend)
+
+
 _op_exp_decay = _Op(
     name="exp_decay",
     inputs=(
         _Array("x", "T", ("n",)),
         _Array("decay", "T", (1,)),
     ),
-    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    outputs=(_Array("out", "T", ("n",)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda decay, jnp, **_: (jnp.exp(-decay[0])),
+            },
+        ),
+        "decay": _Derivative(
+            "jvp",
+            {
+                "out": lambda decay_dot, out, **_: (-out * decay_dot[0]),
+            },
+        ),
+    },
 )
 
 
@@ -184,11 +294,31 @@ _op_exp_trace = _Op(
         _Array("spikes", "T", ("n",)),
         _Array("tau_inv", "T", (1,)),
     ),
-    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    outputs=(_Array("out", "T", ("n",)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={0: 0},
+    derivatives={
+        "trace": _Derivative(
+            "elementwise",
+            {
+                "out": lambda jnp, tau_inv, **_: (jnp.exp(-tau_inv[0])),
+            },
+        ),
+        "spikes": _Derivative(
+            "elementwise",
+            {
+                "out": lambda **_: (1),
+            },
+        ),
+        "tau_inv": _Derivative(
+            "jvp",
+            {
+                "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (-trace * jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
+            },
+        ),
+    },
 )
 
 
@@ -211,11 +341,25 @@ _op_hadamard = _Op(
         _Array("A", "T", ("m", "n")),
         _Array("B", "T", ("m", "n")),
     ),
-    outputs=(_Array("C", "T", (lambda s: s["m"], lambda s: s["n"])),),
+    outputs=(_Array("C", "T", ("m", "n")),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "A": _Derivative(
+            "elementwise",
+            {
+                "C": lambda B, **_: (B),
+            },
+        ),
+        "B": _Derivative(
+            "elementwise",
+            {
+                "C": lambda A, **_: (A),
+            },
+        ),
+    },
 )
 
 
@@ -238,8 +382,16 @@ _op_leaky_relu = _Op(
     outputs=(_Array("out", "T", (...,)),),
     types={"T": ("float32", "float64")},
     attrs=(_Attr("alpha", "float64"),),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda alpha, jnp, x, **_: (jnp.where(x > 0, 1.0, alpha)),
+            },
+        ),
+    },
 )
 
 
@@ -268,12 +420,12 @@ _op_lif = _Op(
         _Array("dt", "T", (1,)),
     ),
     outputs=(
-        _Array("V_out", "T", (lambda s: s["n"],)),
-        _Array("spikes", "int32", (lambda s: s["n"],)),
+        _Array("V_out", "T", ("n",)),
+        _Array("spikes", "int32", ("n",)),
     ),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
 )
 
@@ -295,17 +447,118 @@ def lif(
     return _call(_op_lif, (V, I_ext, tau_inv, V_th, V_rest, dt), {}, backend)
 
 
+_op_lif_surrogate = _Op(
+    name="lif_surrogate",
+    inputs=(
+        _Array("V", "T", ("n",)),
+        _Array("I_ext", "T", ("n",)),
+        _Array("tau_inv", "T", (1,)),
+        _Array("V_th", "T", (1,)),
+        _Array("V_rest", "T", (1,)),
+        _Array("dt", "T", (1,)),
+    ),
+    outputs=(
+        _Array("V_out", "T", ("n",)),
+        _Array("spikes", "T", ("n",)),
+    ),
+    types={"T": ("float32", "float64")},
+    attrs=(_Attr("slope", "float64"),),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "V": _Derivative(
+            "elementwise",
+            {
+                "V_out": lambda dt, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 0.0, 1 - dt[0] * tau_inv[0])),
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: ((1 - dt[0] * tau_inv[0]) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+        "I_ext": _Derivative(
+            "elementwise",
+            {
+                "V_out": lambda dt, jnp, spikes, **_: (jnp.where(spikes > 0, 0.0, dt[0])),
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (dt[0] / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+        "tau_inv": _Derivative(
+            "elementwise",
+            {
+                "V_out": lambda V, V_rest, dt, jnp, spikes, **_: (jnp.where(spikes > 0, 0.0, -dt[0] * (V - V_rest[0]))),
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (-dt[0] * (V - V_rest[0]) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+        "V_th": _Derivative(
+            "elementwise",
+            {
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (-1 / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+        "V_rest": _Derivative(
+            "elementwise",
+            {
+                "V_out": lambda dt, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 1.0, dt[0] * tau_inv[0])),
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (dt[0] * tau_inv[0] / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+        "dt": _Derivative(
+            "elementwise",
+            {
+                "V_out": lambda I_ext, V, V_rest, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 0.0, -(V - V_rest[0]) * tau_inv[0] + I_ext)),
+                "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: ((-(V - V_rest[0]) * tau_inv[0] + I_ext) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
+            },
+        ),
+    },
+)
+
+
+def lif_surrogate(
+    V,
+    I_ext,
+    tau_inv,
+    V_th,
+    V_rest,
+    dt,
+    *,
+    slope=5.0,
+    backend=None,
+):
+    """lif with a surrogate gradient: the same Euler step, v = V + dt * (-(V - V_rest) *
+    tau_inv + I_ext), reset to V_rest where v reaches V_th, but the spikes are dtype T
+    (1 or 0), and their derivative with respect to v is the fast sigmoid's,
+    1 / (1 + slope * |v - V_th|)^2, in place of the step function's zero. The reset
+    passes no gradient to v.
+
+    Attributes (static; compiled into the call):
+        slope (float64, default 5.0): steepness of the surrogate (fast sigmoid)
+    """
+    return _call(_op_lif_surrogate, (V, I_ext, tau_inv, V_th, V_rest, dt), {"slope": slope}, backend)
+
+
 _op_matvec = _Op(
     name="matvec",
     inputs=(
         _Array("A", "T", ("rows", "cols")),
         _Array("x", "T", ("cols",)),
     ),
-    outputs=(_Array("out", "T", (lambda s: s["rows"],)),),
+    outputs=(_Array("out", "T", ("rows",)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "A": _Derivative(
+            "jvp",
+            {
+                "out": lambda A_dot, x, **_: (A_dot @ x),
+            },
+        ),
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda A, ops, out_bar, **_: (ops.matvec(A.T, out_bar)),
+            },
+        ),
+    },
 )
 
 
@@ -325,8 +578,16 @@ _op_max = _Op(
     outputs=(_Array("out", "T", (1,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "jvp",
+            {
+                "out": lambda jnp, out, x, x_dot, **_: (jnp.sum(jnp.where(x == out[0], x_dot, 0)) / jnp.sum(x == out[0])),
+            },
+        ),
+    },
 )
 
 
@@ -348,8 +609,22 @@ _op_parallel_add = _Op(
     outputs=(_Array("out", "T", (...,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda **_: (1),
+            },
+        ),
+        "y": _Derivative(
+            "elementwise",
+            {
+                "out": lambda **_: (1),
+            },
+        ),
+    },
 )
 
 
@@ -372,8 +647,16 @@ _op_relu = _Op(
     outputs=(_Array("out", "T", (...,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda jnp, x, **_: (jnp.where(x > 0, 1.0, 0.0)),
+            },
+        ),
+    },
 )
 
 
@@ -395,8 +678,17 @@ _op_running_stats = _Op(
     ),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "jvp",
+            {
+                "mean": lambda jnp, x_dot, **_: (jnp.mean(x_dot)),
+                "std": lambda jnp, mean, std, x, x_dot, **_: (jnp.mean((x - mean[0]) * x_dot) / std[0]),
+            },
+        ),
+    },
 )
 
 
@@ -417,11 +709,25 @@ _op_scale = _Op(
         _Array("x", "T", ("n",)),
         _Array("s", "T", (1,)),
     ),
-    outputs=(_Array("out", "T", (lambda s: s["n"],)),),
+    outputs=(_Array("out", "T", ("n",)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda ops, out_bar, s, **_: (ops.scale(out_bar, s)),
+            },
+        ),
+        "s": _Derivative(
+            "jvp",
+            {
+                "out": lambda s_dot, x, **_: (x * s_dot[0]),
+            },
+        ),
+    },
 )
 
 
@@ -441,8 +747,16 @@ _op_sigmoid = _Op(
     outputs=(_Array("out", "T", (...,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda out, **_: (out * (1 - out)),
+            },
+        ),
+    },
 )
 
 
@@ -463,12 +777,12 @@ _op_spike_reset = _Op(
         _Array("V_rest", "T", (1,)),
     ),
     outputs=(
-        _Array("spikes", "int32", (lambda s: s["n"],)),
-        _Array("V_out", "T", (lambda s: s["n"],)),
+        _Array("spikes", "int32", ("n",)),
+        _Array("V_out", "T", ("n",)),
     ),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
 )
 
@@ -496,8 +810,17 @@ _op_split = _Op(
     ),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="broadcast_all",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "pos": lambda jnp, x, **_: (jnp.where(x > 0, 1.0, 0.0)),
+                "neg": lambda jnp, x, **_: (jnp.where(x < 0, 1.0, 0.0)),
+            },
+        ),
+    },
 )
 
 
@@ -516,8 +839,16 @@ _op_sum = _Op(
     outputs=(_Array("out", "T", (1,)),),
     types={"T": ("float32", "float64")},
     attrs=(),
-    vmap_method="sequential",
+    vmap_method="native",
     aliases={},
+    derivatives={
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda jnp, out_bar, x, **_: (jnp.broadcast_to(out_bar[0], x.shape)),
+            },
+        ),
+    },
 )
 
 

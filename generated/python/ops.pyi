@@ -15,11 +15,13 @@ __all__ = [
     "add",
     "block_sum",
     "csr_matvec",
+    "csr_rmatvec",
     "exp_decay",
     "exp_trace",
     "hadamard",
     "leaky_relu",
     "lif",
+    "lif_surrogate",
     "matvec",
     "max",
     "parallel_add",
@@ -76,6 +78,24 @@ def csr_matvec(
 ) -> _jax.Array:
     """Sparse matrix times dense vector, y = A @ x, with A in CSR form (data, indices,
     indptr) of rows_p1 - 1 rows. One launch index per row.
+    """
+    ...
+
+def csr_rmatvec(
+    data: _ArrayLike,
+    indices: _ArrayLike,
+    indptr: _ArrayLike,
+    y: _ArrayLike,
+    *,
+    n: int,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """The transposed sparse product (SciPy's rmatvec), x = A^T @ y, with A in CSR form (data, indices, indptr)
+    of n columns: csr_matvec's reverse-mode derivative with respect to its vector. Rows
+    beyond y's length (or indptr's) are not read.
+
+    Attributes (static; compiled into the call):
+        n (int64): columns of A (the length of x)
     """
     ...
 
@@ -138,6 +158,28 @@ def lif(
     """One Euler step of leaky integrate-and-fire dynamics for N neurons:
     v = V + dt * (-(V - V_rest) * tau_inv + I_ext); a neuron whose v reaches V_th spikes
     (spikes = 1) and is reset to V_rest.
+    """
+    ...
+
+def lif_surrogate(
+    V: _ArrayLike,
+    I_ext: _ArrayLike,
+    tau_inv: _ArrayLike,
+    V_th: _ArrayLike,
+    V_rest: _ArrayLike,
+    dt: _ArrayLike,
+    *,
+    slope: float = 5.0,
+    backend: _Backend | None = None,
+) -> _tuple[_jax.Array, _jax.Array]:
+    """lif with a surrogate gradient: the same Euler step, v = V + dt * (-(V - V_rest) *
+    tau_inv + I_ext), reset to V_rest where v reaches V_th, but the spikes are dtype T
+    (1 or 0), and their derivative with respect to v is the fast sigmoid's,
+    1 / (1 + slope * |v - V_th|)^2, in place of the step function's zero. The reset
+    passes no gradient to v.
+
+    Attributes (static; compiled into the call):
+        slope (float64, default 5.0): steepness of the surrogate (fast sigmoid)
     """
     ...
 

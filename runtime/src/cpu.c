@@ -25,6 +25,9 @@ int opspec_cpu_threads(void) {
 }
 
 bool opspec_cpu_parallel(int64_t trips) {
+#ifdef _OPENMP
+  if (omp_in_parallel()) return false; /* a batch element on one thread of a batched call */
+#endif
   return trips >= atomic_load_explicit(&opspec_threshold, memory_order_relaxed) && opspec_cpu_threads() > 1;
 }
 

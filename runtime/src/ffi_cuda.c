@@ -1,4 +1,5 @@
 /* The CUDA handlers' one path, and the two backends it runs on; see opspec/ffi_cuda.h. */
+#include "opspec/batch.h"
 #include "opspec/ffi_cuda.h"
 
 #include <stdio.h>
@@ -105,12 +106,14 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
   if (opspec_metadata_query(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
+  opspec_batch batch;
+  XLA_FFI_CallFrame *call;
   opspec_bound bound;
-  XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
-  if (err) return err;
+  XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
+  if (err || (err = opspec_decode(call, op, args, &bound))) return err;
   /* Inputs' `check:`s read host memory: on GPU the data is on the device, and checking
    * would cost a copy and a synchronisation, so they run on CPU only. */
-  if (op->cuda && (err = op->cuda(cf, args))) return err;
+  if (op->cuda && (err = op->cuda(call, args))) return err;
   /* The extension has its own CUDA runtime, whose current device is its own: make it the
    * one XLA runs this call on (whose stream XLA hands us), and put it back after, since
    * the host thread is XLA's. */
@@ -119,7 +122,11 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
   if (device != previous && (code = backend->set_device(device)))
     return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
-  err = opspec_run_on_device(cf, op, args, backend, launch, &bound, device);
+  /* A batched call enqueues each element's launches in turn on the one stream. */
+  for (int64_t b = 0; b < batch.count && !err; ++b) {
+    if (batch.rank) opspec_batch_point(&batch, op, args, b);
+    err = opspec_run_on_device(call, op, args, backend, launch, &bound, device);
+  }
   if (device != previous && (code = backend->set_device(previous)) && !err)
     err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);
   return err;

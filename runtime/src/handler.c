@@ -4,6 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "opspec/batch.h"
+#include "opspec/cpu.h"
 #include "opspec/ffi.h"
 
 static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
@@ -53,22 +59,71 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
                              opspec_elem_size(desc, bound), bytes);
 }
 
+/* Runs the kernel over every batch element: the elements in parallel, each on one
+ * thread, when each is too small for its kernel to go parallel but all together are
+ * not (and there is no scratch memory, which is per call); otherwise one after the
+ * other, each kernel deciding for itself. */
+static void opspec_run_batch(const opspec_batch *batch, const opspec_op_desc *op, void *args,
+                             opspec_cpu_kernel *kernel) {
+  int64_t element = 0; /* output elements of one batch element: the work to split */
+  for (int32_t i = 0; i < op->noutputs; ++i) element += opspec_array_at(args, op->outputs[i].offset)->size;
+  int64_t total = element > 0 && batch->count > INT64_MAX / element ? INT64_MAX : element * batch->count;
+  int threads = opspec_cpu_threads();
+  char *copies = NULL; /* each thread points its own copy of the args at its elements */
+  if (op->nscratch == 0 && batch->count > 1 && !opspec_cpu_parallel(element) && opspec_cpu_parallel(total))
+    copies = malloc((size_t)threads * op->args_size);
+  if (copies) {
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+      void *mine = copies + (size_t)omp_get_thread_num() * op->args_size;
+#else
+      void *mine = copies;
+#endif
+      memcpy(mine, args, op->args_size);
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < batch->count; ++b) {
+        opspec_batch_point(batch, op, mine, b);
+        kernel(mine);
+      }
+    }
+    free(copies);
+    return;
+  }
+  for (int64_t b = 0; b < batch->count; ++b) {
+    opspec_batch_point(batch, op, args, b);
+    kernel(args);
+  }
+}
+
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                               opspec_cpu_kernel *const *variants) {
   if (opspec_metadata_query(cf, 0)) return NULL;
+  opspec_batch batch;
+  XLA_FFI_CallFrame *call;
   opspec_bound bound;
-  XLA_FFI_Error *err = opspec_decode(cf, op, args, &bound);
+  XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
+  if (err || (err = opspec_decode(call, op, args, &bound))) return err;
+  if (op->contents && opspec_checks_enabled())
+    for (int64_t b = 0; b < batch.count && !err; ++b) {
+      if (batch.rank) opspec_batch_point(&batch, op, args, b);
+      err = op->contents(call, args);
+    }
   if (err) return err;
-  if (op->contents && opspec_checks_enabled() && (err = op->contents(cf, args))) return err;
   int32_t allocated = 0;
   for (; allocated < op->nscratch; ++allocated) {
     size_t bytes;
     opspec_array *a = opspec_array_at(args, op->scratch[allocated].offset);
-    if ((err = opspec_scratch_bytes(cf, op, &bound, args, allocated, &bytes)) ||
-        (err = opspec_host_alloc(cf, op->name, op->scratch[allocated].name, bytes, &a->data)))
+    if ((err = opspec_scratch_bytes(call, op, &bound, args, allocated, &bytes)) ||
+        (err = opspec_host_alloc(call, op->name, op->scratch[allocated].name, bytes, &a->data)))
       break;
   }
-  if (!err) variants[bound.variant](args);
+  if (!err) {
+    if (batch.rank)
+      opspec_run_batch(&batch, op, args, variants[bound.variant]);
+    else
+      variants[bound.variant](args);
+  }
   for (int32_t i = 0; i < allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
   return err;
 }

@@ -29,6 +29,22 @@ def _lif_ref(V, I_ext, tau_inv, V_th, V_rest, dt):
     return np.where(spikes, V_rest[0], v), spikes
 
 
+def _lif_surrogate_ref(V, I_ext, tau_inv, V_th, V_rest, dt, slope=5.0):
+    V_out, spikes = _lif_ref(V, I_ext, tau_inv, V_th, V_rest, dt)
+    return V_out, spikes.astype(V.dtype)
+
+
+def _lif_args(r, t, n):
+    return (
+        _u(r, t, n, lo=-75, hi=-50),
+        _u(r, t, n, lo=0, hi=5),
+        _one(1 / 20, t),
+        _one(-55, t),
+        _one(-70, t),
+        _one(0.1, t),
+    )
+
+
 CASES = {
     "add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
     "parallel_add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
@@ -67,6 +83,10 @@ CASES = {
         ),
         _lif_ref,
     ),
+    "lif_surrogate": (
+        lambda r, t, n: (_lif_args(r, t, n), {"slope": float(r.uniform(1, 10))}),
+        _lif_surrogate_ref,
+    ),
     "spike_reset": (
         lambda r, t, n: ((_u(r, t, n, lo=-75, hi=-50), _one(-55, t), _one(-70, t)), {}),
         lambda V, V_th, V_rest: ((V >= V_th[0]).astype(np.int32), np.where(V >= V_th[0], V_rest[0], V)),
@@ -79,6 +99,10 @@ CASES = {
     "csr_matvec": (
         lambda r, t, n: (lambda d, i, p, dense: ((d, i, p, _u(r, t, 40)), {}))(*_csr(r, t, n, 40)),
         lambda data, indices, indptr, x: sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, x.size)) @ x,
+    ),
+    "csr_rmatvec": (
+        lambda r, t, n: (lambda d, i, p, dense: ((d, i, p, _u(r, t, n)), {"n": 40}))(*_csr(r, t, n, 40)),
+        lambda data, indices, indptr, y, n: sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, n)).T @ y,
     ),
 }
 

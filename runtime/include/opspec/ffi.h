@@ -219,6 +219,7 @@ typedef XLA_FFI_Error *opspec_args_fn(XLA_FFI_CallFrame *cf, const void *args);
 
 typedef struct opspec_op_desc {
   const char *name;
+  size_t args_size; /* of the op's args struct: native batching copies it per thread */
   int32_t ninputs, noutputs, nscratch, nattrs, ntypes, nsymbols;
   const opspec_array_desc *inputs, *outputs, *scratch;
   const opspec_attr_desc *attrs;

@@ -18,6 +18,9 @@
 #define OPSPEC_MAX_INPUTS  64
 #define OPSPEC_MAX_OUTPUTS 64
 #define OPSPEC_MAX_SCRATCH 16
+/* Batch dims of one native-batched call: nested jax.vmap levels (opspec/ffi.h,
+ * opspec_batch). */
+#define OPSPEC_MAX_BATCH_RANK 8
 /* Kernels of one `cuda:` section. */
 #define OPSPEC_MAX_CUDA_KERNELS 16
 /* Characters of a name (op, array, attribute, symbol, type variable, kernel). An op's

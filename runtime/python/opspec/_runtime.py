@@ -44,6 +44,22 @@ class Attr:
 
 
 @dataclasses.dataclass(frozen=True)
+class Derivative:
+    """How one input's tangent moves the outputs (spec key `derivatives:`; docs/gradients.md).
+
+    kind "elementwise": formulas[out] is d out / d input, element-wise;
+    kind "jvp": formulas[out] is out's tangent from this input's tangent `<input>_dot`;
+    kind "transpose": the op is linear in this input; formulas[input] is the input's
+    cotangent from the outputs' cotangents `<output>_bar`.
+    Each formula takes the names it uses as keyword arguments."""
+
+    kind: str
+    formulas: dict
+
+
+# eq=False: records are compared and hashed by identity, as JAX does with a primitive's
+# parameters (one record per op and package).
+@dataclasses.dataclass(frozen=True, eq=False)
 class Op:
     name: str
     inputs: tuple
@@ -53,6 +69,10 @@ class Op:
     vmap_method: str | None
     aliases: dict  # input index -> output index
     package: str = "opspec"  # the Python package the op belongs to; its FFI target is <package>_<name>
+    derivatives: dict = dataclasses.field(default_factory=dict)  # input name -> Derivative
+
+    def __repr__(self) -> str:  # as jaxprs show the primitive's parameter
+        return f"{self.package}.ops.{self.name}"
 
 
 MAX_RANK = _tables.MAX_RANK
@@ -179,10 +199,16 @@ _TARGETS: dict[tuple[str, str, str], str] = {}
 _UNAVAILABLE: dict[tuple[str, str], str] = {}  # (package, backend) -> why the package has none here
 
 
-def _target(op: Op, backend: str | None, arrays: list) -> str:
+def target_name(op: Op, backend: str | None) -> str:
     """The FFI target for `backend`: the op's own, which the platform resolves, for None."""
     if backend is None:
         return f"{op.package}_{op.name}"  # as <package>._opspec.target_name(name) spells it
+    return _TARGETS[(op.package, op.name, backend)]
+
+
+def _check_backend(op: Op, backend: str | None, arrays: list) -> None:
+    if backend is None:
+        return
     if not isinstance(backend, str) or backend not in BACKENDS:
         _fail(op, "backend", f"expected one of {', '.join(map(repr, BACKENDS))} or None, got {backend!r}")
     key = (op.package, op.name, backend)
@@ -202,49 +228,18 @@ def _target(op: Op, backend: str | None, arrays: list) -> str:
                     f"{backend!r} runs on the {platform} platform, but input '{spec.name}' is on "
                     f"{', '.join(sorted(where))} (jax.device_put it to a {platform} device)",
                 )
-    return _TARGETS[key]
 
 
 def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
+    """Checks a call against the spec and binds the op's primitive (opspec/_primitive.py)."""
+    from opspec import _primitive
+
     # NumPy arrays and Python scalars become JAX arrays first, so the dtype checked is the
     # one the handler will see (float64 turns float32 unless jax_enable_x64 is set).
     arrays = [x if isinstance(x, (jax.Array, jax.core.Tracer)) else jnp.asarray(x) for x in args]
-    target = _target(op, backend, arrays)
-    types, symbols, ellipsis = _check_inputs(op, tuple(arrays))
-    static_attrs = _convert_attrs(op, attrs)
-
-    # Output shapes: expressions see shape symbols, integer attributes and input sizes.
-    scope = dict(symbols)
-    for spec in op.attrs:
-        if spec.type.startswith("int"):
-            scope[spec.name] = int(static_attrs[spec.name])
-    for spec, x in zip(op.inputs, arrays):
-        scope[f"{spec.name}_size"] = int(np.prod(x.shape, dtype=np.int64))
-    outs = []
-    for spec in op.outputs:
-        shape: list[int] = []
-        for dim in spec.shape:
-            if dim is Ellipsis:
-                shape.extend(ellipsis or ())  # an output '...' implies an input '...' (checked by opspec-gen)
-            elif callable(dim):
-                try:
-                    shape.append(int(dim(scope)))
-                except ZeroDivisionError:
-                    _fail(op, f"output '{spec.name}'", "its shape expression divides by zero for these inputs")
-            else:
-                shape.append(dim if isinstance(dim, int) else scope[dim])
-        if any(d < 0 for d in shape):
-            _fail(op, f"output '{spec.name}'", f"shape {tuple(shape)} has a negative dim")
-        dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
-        outs.append(jax.ShapeDtypeStruct(tuple(shape), dtype))
-
-    fn = jax.ffi.ffi_call(
-        target,
-        outs,
-        vmap_method=op.vmap_method,
-        input_output_aliases=op.aliases or None,
-    )
-    results = fn(*arrays, **static_attrs)
+    _check_backend(op, backend, arrays)
+    _check_inputs(op, tuple(arrays))
+    results = _primitive.bind(op, arrays, _convert_attrs(op, attrs), backend)
     return results[0] if len(results) == 1 else tuple(results)
 
 

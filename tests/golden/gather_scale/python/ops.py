@@ -20,6 +20,7 @@ from builtins import min as _min  # noqa: F401
 
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
+from opspec._runtime import Derivative as _Derivative  # noqa: F401
 from opspec._runtime import Op as _Op
 from opspec._runtime import caller as _caller
 
@@ -38,7 +39,7 @@ _op_gather_scale = _Op(
         _Array("x", "T", ("n",)),
         _Array("idx", "int32", ("m",)),
     ),
-    outputs=(_Array("out", "T", (lambda s: s["m"],)),),
+    outputs=(_Array("out", "T", ("m",)),),
     types={"T": ("float32", "float64")},
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",

@@ -1,0 +1,196 @@
+"""JVP and transpose rules from a spec's ``derivatives:`` (docs/gradients.md).
+
+For each input with a nonzero tangent, the spec says how it moves the outputs:
+- ``elementwise``: the local derivative d out / d input; out's tangent gains
+  ``formula * input_dot``;
+- ``jvp``: out's tangent gains the formula, written in terms of ``<input>_dot``;
+- ``transpose``: the op is linear in the input, so its tangent is the op itself applied
+  to ``<input>_dot``, and reverse mode uses the formula: the input's cotangent from the
+  outputs' cotangents ``<output>_bar``.
+
+Formulas are jnp expressions and calls of ops, so what they compute is differentiable
+and batchable again: ``jax.hessian``, ``vmap(grad)`` and ``grad(vmap)`` compose. A
+primitive bound with batch dims (``grad`` of ``vmap``) differentiates as ``jax.vmap`` of
+the unbatched rule, so a formula always sees one batch element, shaped as in the spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.interpreters import ad
+
+from opspec._primitive import split_batch
+
+
+def _fail(op: Any, what: str, message: str) -> None:
+    from opspec._runtime import _fail as fail
+
+    fail(op, what, message)
+
+
+def _zero(x: Any) -> Any:
+    aval = jax.typeof(x) if hasattr(jax, "typeof") else jax.core.get_aval(x)
+    tangent = aval.to_tangent_aval() if hasattr(aval, "to_tangent_aval") else aval.at_least_vspace()
+    return ad.Zero(tangent)
+
+
+def _is_zero(t: Any) -> bool:
+    return type(t) is ad.Zero
+
+
+def _scope(op: Any, attrs: tuple, values: dict) -> dict:
+    """The names a formula may use besides the op's arrays."""
+    scope = {"jnp": jnp, "lax": lax, "jax": jax, "np": np, "ops": importlib.import_module(f"{op.package}.ops")}
+    scope.update(dict(attrs))
+    scope.update(values)
+    return scope
+
+
+def _evaluate(formula: Any, scope: dict) -> Any:
+    names = formula.__code__.co_varnames[: formula.__code__.co_argcount]
+    return formula(**{n: scope[n] for n in names})
+
+
+def _batch_axes(batch_mask: tuple, level: int) -> list:
+    return [0 if m >> level & 1 else None for m in batch_mask]
+
+
+# ---- forward mode ---------------------------------------------------------------------
+
+
+def jvp(p: Any, primals: Sequence, tangents: Sequence, **params: Any) -> tuple[list, list]:
+    batch_rank, batch_mask = params["batch_rank"], params["batch_mask"]
+    if batch_rank == 0:
+        return _jvp_one(p, list(primals), list(tangents), **params)
+    op = params["op"]
+    live = [i for i, t in enumerate(tangents) if not _is_zero(t)]
+    one_params = dict(params, batch_rank=0, batch_mask=(0,) * len(op.inputs))
+    nonzero: list = []  # which outputs have a tangent, found while tracing the element
+
+    def element(prims: list, tans: list) -> tuple:
+        full = [_zero(x) for x in prims]
+        for i, t in zip(live, tans):
+            full[i] = t
+        outs, touts = _jvp_one(p, prims, full, **one_params)
+        nonzero[:] = [j for j, t in enumerate(touts) if not _is_zero(t)]
+        return outs, [touts[j] for j in nonzero]
+
+    fn = element
+    for level in reversed(range(batch_rank)):
+        axes = _batch_axes(batch_mask, level)
+        fn = jax.vmap(fn, in_axes=(axes, [axes[i] for i in live]), out_axes=0)
+    outs, touts = fn(list(primals), [tangents[i] for i in live])
+    full_touts = [_zero(o) for o in outs]
+    for j, t in zip(nonzero, touts):
+        full_touts[j] = t
+    return list(outs), full_touts
+
+
+def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **params: Any) -> tuple[list, list]:
+    outs = p.bind(*primals, op=op, attrs=attrs, **params)
+    values = {spec.name: x for spec, x in zip(op.inputs, primals)}
+    values.update({spec.name: y for spec, y in zip(op.outputs, outs)})
+    touts: list = [None] * len(outs)
+
+    def add(j: int, t: Any) -> None:
+        t = jnp.broadcast_to(t, outs[j].shape).astype(outs[j].dtype)
+        touts[j] = t if touts[j] is None else touts[j] + t
+
+    for spec, t in zip(op.inputs, tangents):
+        if _is_zero(t):
+            continue
+        d = op.derivatives.get(spec.name)
+        if d is None:
+            _fail(
+                op,
+                f"input '{spec.name}'",
+                "cannot be differentiated: the spec declares no derivative for it "
+                "(add one under `derivatives:`, docs/gradients.md, or stop the gradient with jax.lax.stop_gradient)",
+            )
+        scope = _scope(op, attrs, dict(values, **{f"{spec.name}_dot": t}))
+        index = {o.name: j for j, o in enumerate(op.outputs)}
+        if d.kind == "elementwise":
+            for out, formula in d.formulas.items():
+                add(index[out], _evaluate(formula, scope) * t)
+        elif d.kind == "jvp":
+            for out, formula in d.formulas.items():
+                add(index[out], _evaluate(formula, scope))
+        else:  # transpose: linear in this input, so its tangent is the op of the tangent
+            args = [t if other is spec else x for other, x in zip(op.inputs, primals)]
+            for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, **params)):
+                add(j, y)
+    return list(outs), [_zero(y) if t is None else t for y, t in zip(outs, touts)]
+
+
+# ---- reverse mode ---------------------------------------------------------------------
+
+
+def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
+    op, batch_rank, batch_mask = params["op"], params["batch_rank"], params["batch_mask"]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    if batch_rank == 0:
+        return _transpose_one(op, params["attrs"], cts, list(args))
+    undefined = [i for i, x in enumerate(args) if ad.is_undefined_primal(x)]
+    known = [i for i, x in enumerate(args) if not ad.is_undefined_primal(x)]
+
+    # One batch level at a time, innermost first: each strips its dim from the arrays that
+    # carry it, and sums the cotangent of an input that does not carry it.
+    def lift(fn: Any, level: int) -> Any:
+        axes = _batch_axes(batch_mask, level)
+        vf = jax.vmap(fn, in_axes=([0] * len(cts), [axes[i] for i in known]), out_axes=0)
+
+        def g(cts: list, knowns: list) -> list:
+            outs = vf(cts, knowns)
+            return [o if batch_mask[i] >> level & 1 else o.sum(0) for i, o in zip(undefined, outs)]
+
+        return g
+
+    def base(cts: list, knowns: list) -> list:
+        it = iter(knowns)
+        full = []
+        for i, x in enumerate(args):
+            if i in known:
+                full.append(next(it))
+            else:
+                _, core = split_batch(tuple(x.aval.shape), batch_mask[i])
+                full.append(ad.UndefinedPrimal(jax.core.ShapedArray(core, x.aval.dtype)))
+        return [r for r in _transpose_one(op, params["attrs"], cts, full) if r is not None]
+
+    fn = base
+    for level in reversed(range(batch_rank)):
+        fn = lift(fn, level)
+    results = fn(cts, [args[i] for i in known])
+    out: list = [None] * len(args)
+    for i, r in zip(undefined, results):
+        out[i] = r
+    return out
+
+
+def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
+    values: dict = {}
+    for spec, x in zip(op.inputs, args):
+        # An input being transposed has no value, only its shape and dtype.
+        values[spec.name] = jax.ShapeDtypeStruct(x.aval.shape, x.aval.dtype) if ad.is_undefined_primal(x) else x
+    values.update({f"{spec.name}_bar": ct for spec, ct in zip(op.outputs, cts)})
+    out: list = []
+    for spec, x in zip(op.inputs, args):
+        if not ad.is_undefined_primal(x):
+            out.append(None)
+            continue
+        d = op.derivatives.get(spec.name)
+        if d is None or d.kind != "transpose":
+            _fail(
+                op,
+                f"input '{spec.name}'",
+                "cannot be transposed: reverse mode needs a `transpose:` derivative for it (docs/gradients.md)",
+            )
+        ct = _evaluate(d.formulas[spec.name], _scope(op, attrs, values))
+        out.append(jnp.asarray(ct).astype(x.aval.dtype).reshape(x.aval.shape))
+    return out

@@ -1,0 +1,266 @@
+"""Every op as a JAX primitive, with the rules the spec implies.
+
+One primitive per op (``<package>.<op>``), created on first use. Its parameters are the
+op record, the backend, the attributes and the batch layout; its rules are:
+
+- abstract evaluation: the output shapes from the spec's expressions, which also accept
+  symbolic dims (``jax.export.symbolic_shape``);
+- lowering: ``jax.ffi.ffi_call`` of the op's target (opspec/_sharding.py wraps it in a
+  sharding rule when the computation spans several devices);
+- batching: native. ``jax.vmap`` moves each batched input's axis to the front and marks
+  which inputs carry which batch dims (``opspec_batch``, opspec/batch.h); the handler
+  runs every element in one call and reads unbatched inputs in place. A spec's ``vmap:``
+  other than ``native`` overrides this;
+- differentiation: JVP and transpose rules from the spec's ``derivatives:``
+  (opspec/_derivatives.py).
+
+Nothing here runs when the compiled computation runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+from opspec import _tables
+
+_PRIMITIVES: dict[tuple[str, str], Primitive] = {}
+
+
+def primitive(op: Any) -> Primitive:
+    """The primitive of `op` (an opspec._runtime.Op), made and registered on first use."""
+    key = (op.package, op.name)
+    p = _PRIMITIVES.get(key)
+    if p is None:
+        p = Primitive(f"{op.package}.{op.name}")
+        p.multiple_results = True
+        p.def_impl(lambda *args, **params: _compiled(p, params)(*args))
+        p.def_abstract_eval(_abstract_eval)
+        mlir.register_lowering(p, _lowering)
+        _needs_devices(p)
+        batching.primitive_batchers[p] = lambda args, dims, **params: _batch(p, args, dims, **params)
+        from opspec import _derivatives
+
+        ad.primitive_jvps[p] = lambda primals, tangents, **params: _derivatives.jvp(p, primals, tangents, **params)
+        ad.primitive_transposes[p] = lambda cts, *args, **params: _derivatives.transpose(p, cts, *args, **params)
+        _PRIMITIVES[key] = p
+    return p
+
+
+def _needs_devices(p: Primitive) -> None:
+    """Asks jit for the device assignment when lowering `p`, as for custom_partitioning,
+    which the lowering uses on several devices (opspec/_sharding.py). JAX has no public
+    hook for this; without one, sharding falls back to replicated calls, still correct."""
+    try:
+        from jax._src import dispatch
+
+        dispatch.prim_requires_devices_during_lowering.add(p)
+    except (ImportError, AttributeError):
+        pass
+
+
+def bind(op: Any, arrays: Sequence[Any], attrs: dict, backend: str | None) -> list:
+    """Calls `op` on checked `arrays` with converted `attrs`: one unbatched call."""
+    return primitive(op).bind(
+        *arrays,
+        op=op,
+        backend=backend,
+        attrs=tuple(attrs.items()),
+        batch_rank=0,
+        batch_mask=(0,) * len(op.inputs),
+    )
+
+
+# ---- eager calls ----------------------------------------------------------------------
+
+_COMPILED: dict = {}
+
+
+def _compiled(p: Primitive, params: dict) -> Callable:
+    """An eager call: the primitive alone under jit, compiled once per parameter set."""
+    key = (p, tuple(sorted(params.items(), key=lambda kv: kv[0])))
+    fn = _COMPILED.get(key)
+    if fn is None:
+        fn = _COMPILED[key] = jax.jit(lambda *args: p.bind(*args, **params))
+    return fn
+
+
+# ---- shapes ---------------------------------------------------------------------------
+
+
+def split_batch(shape: tuple, mask: int) -> tuple[tuple, tuple]:
+    """(batch dims, core dims) of an input whose leading dims are its set mask bits."""
+    nb = bin(mask).count("1")
+    return tuple(shape[:nb]), tuple(shape[nb:])
+
+
+def batch_extents(op: Any, shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> tuple:
+    """The extent of every batch dim, from the inputs that carry it."""
+    extents: list = [None] * batch_rank
+    for shape, mask in zip(shapes, batch_mask):
+        d = 0
+        for k in range(batch_rank):
+            if mask >> k & 1:
+                extents[k] = shape[d]
+                d += 1
+    return tuple(extents)
+
+
+def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict) -> list:
+    """Every output's (shape, dtype) for inputs of `core_shapes` and `dtypes`, from the
+    spec's shape symbols and expressions. Dims may be symbolic (jax.export)."""
+    from opspec._runtime import _fail
+
+    types: dict = {}
+    symbols: dict = {}
+    ellipsis: tuple = ()
+    for spec, shape, dtype in zip(op.inputs, core_shapes, dtypes):
+        if spec.dtype in op.types:
+            types.setdefault(spec.dtype, np.dtype(dtype))
+        has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
+        fixed = spec.shape[1:] if has_ellipsis else spec.shape
+        lead = len(shape) - len(fixed)
+        if has_ellipsis:
+            ellipsis = tuple(shape[:lead])
+        for d, dim in enumerate(fixed):
+            if isinstance(dim, str):
+                symbols.setdefault(dim, shape[lead + d])
+    scope: dict = dict(symbols)
+    for spec in op.attrs:
+        if spec.type.startswith("int"):
+            scope[spec.name] = int(attrs[spec.name])
+    for spec, shape in zip(op.inputs, core_shapes):
+        scope[f"{spec.name}_size"] = math.prod(shape)
+    outs = []
+    for spec in op.outputs:
+        out: list = []
+        for dim in spec.shape:
+            if dim is Ellipsis:
+                out.extend(ellipsis)  # an output '...' implies an input '...' (checked by opspec-gen)
+            elif callable(dim):
+                try:
+                    value = dim(scope)
+                except ZeroDivisionError:
+                    _fail(op, f"output '{spec.name}'", "its shape expression divides by zero for these inputs")
+                except Exception as e:  # symbolic dims the expression cannot take (max, min, %)
+                    _fail(
+                        op,
+                        f"output '{spec.name}'",
+                        f"its shape expression cannot be computed for symbolic dims {symbols} ({e})",
+                    )
+                out.append(int(value) if isinstance(value, (int, np.integer)) else value)
+            else:
+                out.append(dim if isinstance(dim, int) else scope[dim])
+        if any(isinstance(d, int) and d < 0 for d in out):
+            _fail(op, f"output '{spec.name}'", f"shape {tuple(out)} has a negative dim")
+        dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
+        outs.append((tuple(out), dtype))
+    return outs
+
+
+def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple) -> list:
+    shapes = [tuple(a.shape) for a in avals]
+    extents = batch_extents(op, shapes, batch_rank, batch_mask)
+    core = [split_batch(s, m)[1] for s, m in zip(shapes, batch_mask)]
+    return [
+        jax.core.ShapedArray(extents + shape, dtype)
+        for shape, dtype in out_shapes(op, core, [a.dtype for a in avals], dict(attrs))
+    ]
+
+
+# ---- lowering -------------------------------------------------------------------------
+
+
+def ffi_body(op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, avals_out: Sequence) -> Callable:
+    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target."""
+    from opspec._runtime import target_name
+
+    target = target_name(op, backend)
+    extra = dict(attrs)
+    if batch_rank:
+        extra["opspec_batch"] = np.array((batch_rank, *batch_mask), dtype=np.int64)
+    call = jax.ffi.ffi_call(
+        target,
+        [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals_out],
+        input_output_aliases=op.aliases or None,
+    )
+    return lambda *args: call(*args, **extra)
+
+
+def _lowering(ctx: Any, *args: Any, **params: Any) -> Any:
+    from opspec import _sharding
+
+    body = _sharding.partitioned(ctx, params, ffi_body(**params, avals_out=ctx.avals_out))
+    return mlir.lower_fun(body, multiple_results=True)(ctx, *args)
+
+
+# ---- batching -------------------------------------------------------------------------
+
+
+def _batch(p: Primitive, args: Sequence, dims: Sequence, *, op: Any, batch_rank: int, batch_mask: tuple, **params: Any):
+    size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
+    method = op.vmap_method
+    if method == "native" and batch_rank >= _tables.MAX_BATCH_RANK:
+        method = "sequential"  # deeper than a call can describe: one call per element
+    if method in ("sequential", "sequential_unrolled"):
+        moved = [None if d is None else jnp.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+
+        def one(xs: list) -> list:
+            it = iter(xs)
+            full = [next(it) if m is not None else x for x, m in zip(args, moved)]
+            return p.bind(*full, op=op, batch_rank=batch_rank, batch_mask=batch_mask, **params)
+
+        outs = jax.lax.map(one, [m for m in moved if m is not None])
+        return outs, [0] * len(outs)
+    if method in ("broadcast_all", "expand_dims"):
+        # As jax.ffi.ffi_call does: the op's leading '...' absorbs the batch.
+        n = size if method == "broadcast_all" else 1
+        full = [
+            jax.lax.broadcast(x, (n,)) if d is None else jnp.moveaxis(x, d, 0)
+            for x, d in zip(args, dims)
+        ]
+        outs = p.bind(*full, op=op, batch_rank=batch_rank, batch_mask=batch_mask, **params)
+        if method == "expand_dims":
+            outs = [jax.lax.broadcast_in_dim(o, (size, *o.shape[1:]), tuple(range(o.ndim))) for o in outs]
+        return outs, [0] * len(outs)
+    if method != "native":
+        raise NotImplementedError(f"{op.package}.ops.{op.name}: vmap method {method!r} cannot batch")
+
+    # Native: the new vmap axis is the outermost batch dim (bit 0); the others move in.
+    new_args, new_mask = [], []
+    aliased = set(op.aliases)
+    full_mask = (1 << (batch_rank + 1)) - 1
+    extents = None
+    for i, (x, d, m) in enumerate(zip(args, dims, batch_mask)):
+        if d is None:
+            x, m = x, m << 1
+        else:
+            x, m = jnp.moveaxis(x, d, 0), (m << 1) | 1
+        new_args.append(x)
+        new_mask.append(m)
+    if aliased:
+        extents = batch_extents(op, [tuple(x.shape) for x in new_args], batch_rank + 1, tuple(new_mask))
+    for i in aliased:
+        # An aliased input is its output's memory, which has every batch dim: an
+        # input missing some gets them (the one case native batching copies).
+        if new_mask[i] != full_mask:
+            new_args[i] = _broadcast_batch(new_args[i], new_mask[i], extents)
+            new_mask[i] = full_mask
+    outs = p.bind(*new_args, op=op, batch_rank=batch_rank + 1, batch_mask=tuple(new_mask), **params)
+    return outs, [0] * len(outs)
+
+
+def _broadcast_batch(x: Any, mask: int, extents: tuple) -> Any:
+    """`x` (carrying the batch dims of `mask`) with every batch dim of `extents`."""
+    nb = bin(mask).count("1")
+    core = tuple(x.shape[nb:])
+    kept = [k for k in range(len(extents)) if mask >> k & 1]
+    dims = tuple(kept) + tuple(range(len(extents), len(extents) + len(core)))
+    return jax.lax.broadcast_in_dim(x, tuple(extents) + core, dims)

@@ -1,0 +1,168 @@
+"""Sharding rules derived from the spec (docs/transformations.md, "Sharding").
+
+When a computation spans several devices, an op's lowering wraps its call in
+``jax.experimental.custom_partitioning`` with a rule read off the spec's shape symbols:
+
+- a dim whose symbol passes unchanged from the inputs to an output (``[n] -> [n]``),
+  the ``...`` group, and every native-batching dim are *pass-through*: an input sharded
+  along one stays sharded, each device runs the op on its shard, and the output comes
+  out sharded the same way, with no all-gather;
+- every other dim (a symbol that is contracted away, one an output shape expression
+  reads, a fixed extent) is replicated: XLA gathers it before the call.
+
+The same rule serves both partitioners: as a Shardy ``sharding_rule`` (the default from
+jax 0.7) and as the GSPMD callbacks ``infer_sharding_from_operands`` and ``partition``.
+On one device, or inside ``shard_map``, the call is lowered as it is.
+
+The rule assumes what a spec's shapes say: that an output's element along a
+pass-through dim depends only on the inputs' elements at the same position along it.
+An op that reads across that dim (a stencil, a prefix sum) must not let a symbol pass
+through unchanged; give the output its own symbol expression (``n + 0``) to replicate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+
+@dataclasses.dataclass
+class Rule:
+    inputs: list  # per input, a factor name per dim
+    outputs: list  # per output, a factor name per dim
+    passthrough: set  # factors that may stay sharded
+
+    def text(self) -> str:
+        def side(arrays: list) -> str:
+            return ", ".join(" ".join(f) if f else "" for f in arrays)
+
+        return f"{side(self.inputs)} -> {side(self.outputs)}"
+
+    def replicated(self) -> tuple:
+        every = {f for fs in self.inputs + self.outputs for f in fs}
+        return tuple(sorted(every - self.passthrough))
+
+
+def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> Rule:
+    """The rule for a call with these (global) shapes."""
+    counter = iter(range(1 << 30))
+    symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)}
+    ellipsis_rank = 0
+
+    def core(spec: Any, rank: int) -> list:
+        nonlocal ellipsis_rank
+        has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
+        fixed = spec.shape[1:] if has_ellipsis else spec.shape
+        lead = rank - len(fixed)
+        if has_ellipsis:
+            ellipsis_rank = lead
+        factors = [f"e{j}" for j in range(lead)] if has_ellipsis else []
+        for dim in fixed:
+            factors.append(f"s_{dim}" if isinstance(dim, str) and dim in symbols else f"f{next(counter)}")
+        return factors
+
+    inputs = []
+    for spec, shape, mask in zip(op.inputs, in_shapes, batch_mask):
+        nb = bin(mask).count("1")
+        inputs.append([f"b{k}" for k in range(batch_rank) if mask >> k & 1] + core(spec, len(shape) - nb))
+    outputs = []
+    for spec, shape in zip(op.outputs, out_shapes):
+        factors = [f"b{k}" for k in range(batch_rank)]
+        for dim in spec.shape:
+            if dim is Ellipsis:
+                factors += [f"e{j}" for j in range(ellipsis_rank)]
+            elif isinstance(dim, str) and dim in symbols:
+                factors.append(f"s_{dim}")
+            else:
+                factors.append(f"f{next(counter)}")
+        outputs.append(factors)
+    in_factors = {f for fs in inputs for f in fs}
+    out_factors = {f for fs in outputs for f in fs}
+    passthrough = {f for f in in_factors & out_factors if not f.startswith("f")}
+    # Aliased pairs must share their sharding: both are one buffer.
+    return Rule(inputs, outputs, passthrough)
+
+
+def _multi_device(ctx: Any) -> bool:
+    axis_context = ctx.module_context.axis_context
+    mesh = getattr(axis_context, "mesh", None)
+    if mesh is not None:  # inside shard_map: per-shard already when every axis is manual
+        manual = set(getattr(axis_context, "manual_axes", ()))
+        return mesh.size > 1 and manual != set(mesh.axis_names)
+    devices = getattr(axis_context, "device_assignment", None)
+    return devices is not None and len(devices) > 1
+
+
+def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
+    """`body`, the op's call, as a custom_partitioning op when several devices run it."""
+    if not _multi_device(ctx):
+        return body
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    from opspec import _primitive
+
+    op = params["op"]
+    r = rule(
+        op,
+        [tuple(a.shape) for a in ctx.avals_in],
+        [tuple(a.shape) for a in ctx.avals_out],
+        params["batch_rank"],
+        params["batch_mask"],
+    )
+
+    def axes_of(shardings: Sequence) -> dict:
+        """factor -> mesh axes, from the first array that shards a pass-through factor."""
+        found: dict = {}
+        used: set = set()
+        for factors, sharding in zip(r.inputs, shardings):
+            spec = getattr(sharding, "spec", None)
+            if spec is None:
+                continue
+            for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
+                if axes is None or f not in r.passthrough or f in found:
+                    continue
+                names = axes if isinstance(axes, tuple) else (axes,)
+                if used & set(names):
+                    continue  # a mesh axis shards one factor at most
+                found[f] = axes
+                used |= set(names)
+        return found
+
+    def spec_of(factors: list, found: dict) -> jax.sharding.PartitionSpec:
+        return jax.sharding.PartitionSpec(*(found.get(f) for f in factors))
+
+    def infer(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
+        found = axes_of([a.sharding for a in arg_shapes])
+        return tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
+
+    def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
+        found = axes_of([a.sharding for a in arg_shapes])
+        arg_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.inputs)
+        out_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
+
+        def local(shape: tuple, factors: list) -> tuple:
+            out = []
+            for d, f in zip(shape, factors):
+                axes = found.get(f)
+                names = () if axes is None else axes if isinstance(axes, tuple) else (axes,)
+                out.append(d // int(np.prod([mesh.shape[n] for n in names], dtype=np.int64)))
+            return tuple(out)
+
+        local_out = [
+            jax.core.ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)
+        ]
+        lower = _primitive.ffi_body(**params, avals_out=local_out)
+        return mesh, lambda *args: tuple(lower(*args)), out_shardings, arg_shardings
+
+    fn = custom_partitioning(lambda *args: tuple(body(*args)))
+    fn.def_partition(
+        partition=partition,
+        infer_sharding_from_operands=infer,
+        sharding_rule=r.text(),
+        need_replication_factors=r.replicated(),
+    )
+    return lambda *args: list(fn(*args))

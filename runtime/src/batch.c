@@ -1,0 +1,151 @@
+/* Native batching; see opspec/batch.h. */
+#include "opspec/batch.h"
+
+#include <string.h>
+
+#define OPSPEC_BATCH_ATTR "opspec_batch"
+
+static bool opspec_is_batch_attr(const XLA_FFI_ByteSpan *name) {
+  return name->len == sizeof OPSPEC_BATCH_ATTR - 1 && memcmp(name->ptr, OPSPEC_BATCH_ATTR, name->len) == 0;
+}
+
+/* Which attribute is opspec_batch, or -1. */
+static int64_t opspec_find_batch_attr(const XLA_FFI_CallFrame *cf) {
+  for (int64_t j = 0; j < cf->attrs.size; ++j)
+    if (opspec_is_batch_attr(cf->attrs.names[j])) return j;
+  return -1;
+}
+
+/* The attribute's values, checked: [rank, one mask per input]. */
+static XLA_FFI_Error *opspec_batch_spec(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t j,
+                                        const int64_t **values) {
+  const XLA_FFI_Array *a = cf->attrs.attrs[j];
+  if (cf->attrs.types[j] != XLA_FFI_AttrType_ARRAY || a->dtype != XLA_FFI_DataType_S64 ||
+      a->size != (size_t)op->ninputs + 1)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "attribute 'opspec_batch': expected an int64 array of %d values (rank, one mask per input)",
+                        (int)op->ninputs + 1);
+  *values = a->data;
+  int64_t rank = (*values)[0];
+  if (rank < 1 || rank > OPSPEC_MAX_BATCH_RANK)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "attribute 'opspec_batch': rank %lld is not in 1..%d", (long long)rank, OPSPEC_MAX_BATCH_RANK);
+  for (int32_t i = 0; i < op->ninputs; ++i)
+    if ((*values)[1 + i] < 0 || (*values)[1 + i] >= ((int64_t)1 << rank))
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "attribute 'opspec_batch': mask %lld of input '%s' names batch dims beyond rank %lld",
+                          (long long)(*values)[1 + i], op->inputs[i].name, (long long)rank);
+  return NULL;
+}
+
+/* Strips the leading batch dims `has` (bits over `rank` dims) from `buf` into `core`, and
+ * fills the byte steps; checks each stripped extent against the batch's. */
+static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,
+                                   const char *name, const XLA_FFI_Buffer *buf, opspec_batch *batch, int64_t has,
+                                   XLA_FFI_Buffer *core, int64_t *step) {
+  int64_t nb = __builtin_popcountll((unsigned long long)has);
+  if (buf->rank < nb)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "%s '%s': rank %lld has fewer dims than its %lld batch dims", role, name,
+                        (long long)buf->rank, (long long)nb);
+  *core = *buf;
+  core->rank = buf->rank - nb;
+  core->dims = buf->dims + nb;
+  int64_t bytes = (int64_t)opspec_dtype_size(buf->dtype);
+  for (int64_t d = 0; d < core->rank; ++d) bytes *= core->dims[d]; /* a buffer XLA allocated: fits */
+  int64_t d = nb;
+  for (int32_t k = batch->rank - 1; k >= 0; --k) { /* innermost batch dim first */
+    step[k] = 0;
+    if (!(has >> k & 1)) continue;
+    int64_t extent = buf->dims[--d];
+    if (extent != batch->extent[k])
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "%s '%s': batch dim %d is %lld, expected %lld", role, name, (int)k, (long long)extent,
+                          (long long)batch->extent[k]);
+    step[k] = bytes;
+    bytes *= extent;
+  }
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
+                                  XLA_FFI_CallFrame **call) {
+  batch->rank = 0;
+  batch->count = 1;
+  *call = cf;
+  int64_t j = opspec_find_batch_attr(cf);
+  if (j < 0) return NULL;
+  const int64_t *spec = NULL;
+  XLA_FFI_Error *err = opspec_batch_spec(cf, op, j, &spec);
+  if (err) return err;
+  /* Counts first: the buffers below are indexed by the op's tables. */
+  if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs || op->noutputs < 1)
+    return opspec_bind_inputs(cf, op, &(opspec_bound){0}); /* reports the mismatch */
+  batch->rank = (int32_t)spec[0];
+  const XLA_FFI_Buffer *first = cf->rets.rets[0];
+  if (cf->rets.types[0] != XLA_FFI_RetType_BUFFER || first->rank < batch->rank)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "output '%s' has fewer dims than the call's %d batch dims", op->outputs[0].name,
+                        (int)batch->rank);
+  for (int32_t k = 0; k < batch->rank; ++k) {
+    batch->extent[k] = first->dims[k];
+    batch->count *= first->dims[k]; /* dims of a buffer XLA allocated: the product fits */
+  }
+
+  if (cf->attrs.size > OPSPEC_MAX_ATTRS)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "%lld attributes besides opspec_batch, more than the %d an op can have",
+                        (long long)cf->attrs.size - 1, OPSPEC_MAX_ATTRS);
+  batch->frame = *cf;
+  for (int32_t i = 0; i < op->ninputs; ++i) {
+    if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "input '%s' is not a buffer",
+                          op->inputs[i].name);
+    if ((err = opspec_strip(cf, op, "input", op->inputs[i].name, cf->args.args[i], batch, spec[1 + i],
+                            &batch->in[i], batch->in_step[i])))
+      return err;
+    batch->in_ptr[i] = &batch->in[i];
+  }
+  for (int32_t i = 0; i < op->noutputs; ++i) {
+    if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "output '%s' is not a buffer",
+                          op->outputs[i].name);
+    if ((err = opspec_strip(cf, op, "output", op->outputs[i].name, cf->rets.rets[i], batch,
+                            ((int64_t)1 << batch->rank) - 1, &batch->out[i], batch->out_step[i])))
+      return err;
+    batch->out_ptr[i] = &batch->out[i];
+  }
+  batch->frame.args.args = batch->in_ptr;
+  batch->frame.rets.rets = batch->out_ptr;
+  int64_t n = 0;
+  for (int64_t a = 0; a < cf->attrs.size; ++a) {
+    if (a == j) continue;
+    batch->attr_types[n] = cf->attrs.types[a];
+    batch->attr_names[n] = cf->attrs.names[a];
+    batch->attrs[n++] = cf->attrs.attrs[a];
+  }
+  batch->frame.attrs.size = n;
+  batch->frame.attrs.types = batch->attr_types;
+  batch->frame.attrs.names = batch->attr_names;
+  batch->frame.attrs.attrs = batch->attrs;
+  *call = &batch->frame;
+  return NULL;
+}
+
+void opspec_batch_point(const opspec_batch *batch, const opspec_op_desc *op, void *args, int64_t b) {
+  int64_t index[OPSPEC_MAX_BATCH_RANK];
+  for (int32_t k = batch->rank - 1; k >= 0; --k) {
+    index[k] = b % batch->extent[k];
+    b /= batch->extent[k];
+  }
+  for (int32_t i = 0; i < op->ninputs; ++i) {
+    int64_t offset = 0;
+    for (int32_t k = 0; k < batch->rank; ++k) offset += index[k] * batch->in_step[i][k];
+    opspec_array_at(args, op->inputs[i].offset)->data = (char *)batch->in[i].data + offset;
+  }
+  for (int32_t i = 0; i < op->noutputs; ++i) {
+    int64_t offset = 0;
+    for (int32_t k = 0; k < batch->rank; ++k) offset += index[k] * batch->out_step[i][k];
+    opspec_array_at(args, op->outputs[i].offset)->data = (char *)batch->out[i].data + offset;
+  }
+}
