@@ -1,0 +1,143 @@
+"""Derivatives from the specs (docs/gradients.md): targeted checks against independent
+references (NumPy, SciPy, jnp, finite differences) on fresh random data. The sweep of
+every op through check_grads lives in test_check_op.py."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from jax.test_util import check_grads
+
+import opspec
+from opspec._runtime import OpError
+
+ops = opspec.ops
+
+
+def _csr(rng, rows, cols, density=0.3):
+    m = sp.random(rows, cols, density=density, random_state=rng.integers(1 << 31), format="csr")
+    return m, m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32)
+
+
+def test_grad_of_csr_matvec_matches_the_dense_reference(rng):
+    m, data, indices, indptr = _csr(rng, 30, 20)
+    x = rng.standard_normal(20)
+    w = rng.standard_normal(30)  # a weighted sum, so every row's cotangent differs
+
+    def loss(data, x):
+        return jnp.dot(w, ops.csr_matvec(data, indices, indptr, x))
+
+    g_data, g_x = jax.grad(loss, argnums=(0, 1))(data, x)
+    dense = m.toarray()
+    np.testing.assert_allclose(g_x, dense.T @ w, rtol=1e-12)
+    rows = np.repeat(np.arange(30), np.diff(indptr))
+    np.testing.assert_allclose(g_data, w[rows] * x[indices], rtol=1e-12)
+    # and through the dense product jnp differentiates itself
+    g_dense = jax.grad(lambda a: jnp.dot(w, a @ x))(dense)
+    np.testing.assert_allclose(g_data, g_dense[rows, indices], rtol=1e-12)
+    check_grads(lambda d, x: ops.csr_matvec(d, indices, indptr, x), (data, x), order=2, modes=("fwd", "rev"))
+
+
+def test_csr_rmatvec_is_the_transposed_product_and_differentiates(rng):
+    m, data, indices, indptr = _csr(rng, 12, 9)
+    y = rng.standard_normal(12)
+    np.testing.assert_allclose(ops.csr_rmatvec(data, indices, indptr, y, n=9), m.T @ y, rtol=1e-12)
+    check_grads(lambda d, y: ops.csr_rmatvec(d, indices, indptr, y, n=9), (data, y), order=2, modes=("fwd", "rev"))
+
+
+def test_surrogate_gradient_values(rng):
+    n = 64
+    V = rng.uniform(-75, -50, n)
+    I_ext = rng.uniform(0, 5, n)
+    tau_inv, V_th, V_rest, dt = np.array([1 / 20]), np.array([-55.0]), np.array([-70.0]), np.array([0.1])
+    slope = float(rng.uniform(1, 10))
+
+    def spikes(V, I_ext):
+        return ops.lif_surrogate(V, I_ext, tau_inv, V_th, V_rest, dt, slope=slope)[1]
+
+    V_out, s = ops.lif_surrogate(V, I_ext, tau_inv, V_th, V_rest, dt, slope=slope)
+    v = V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext)
+    np.testing.assert_array_equal(s, (v >= V_th[0]).astype(np.float64))
+    np.testing.assert_allclose(V_out, np.where(v >= V_th[0], V_rest[0], v))
+    sg = 1 / (1 + slope * np.abs(v - V_th[0])) ** 2
+    g_V, g_I = jax.grad(lambda V, I: spikes(V, I).sum(), argnums=(0, 1))(V, I_ext)
+    np.testing.assert_allclose(g_V, sg * (1 - dt[0] * tau_inv[0]), rtol=1e-12)
+    np.testing.assert_allclose(g_I, sg * dt[0], rtol=1e-12)
+    # forward mode agrees with reverse mode
+    t = rng.standard_normal(n)
+    _, jv = jax.jvp(lambda V: spikes(V, I_ext), (V,), (t,))
+    np.testing.assert_allclose(jv, sg * (1 - dt[0] * tau_inv[0]) * t, rtol=1e-12)
+    # the threshold's gradient, through its [1]-shaped input
+    g_th = jax.grad(lambda th: spikes(V, I_ext).sum() + ops.lif_surrogate(V, I_ext, tau_inv, th, V_rest, dt)[1].sum())(
+        V_th
+    )
+    np.testing.assert_allclose(g_th, [-np.sum(1 / (1 + 5.0 * np.abs(v - V_th[0])) ** 2)], rtol=1e-10)
+
+
+def test_hessian_of_a_smooth_op(rng):
+    x = rng.standard_normal(9)
+    H = jax.hessian(lambda x: ops.sigmoid(x).sum())(x)
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(H, np.diag(s * (1 - s) * (1 - 2 * s)), rtol=1e-10, atol=1e-14)
+    A = rng.standard_normal((5, 9))
+    H2 = jax.hessian(lambda x: jnp.sum(ops.matvec(A, x) ** 2))(x)
+    np.testing.assert_allclose(H2, 2 * A.T @ A, rtol=1e-10)
+
+
+def test_vmap_of_grad_and_grad_of_vmap(rng):
+    A = rng.standard_normal((4, 7))
+    X = rng.standard_normal((5, 7))
+    s = 1 / (1 + np.exp(-X))
+    g = jax.vmap(jax.grad(lambda x: ops.sigmoid(x).sum()))(X)
+    np.testing.assert_allclose(g, s * (1 - s), rtol=1e-12)
+    g = jax.grad(lambda X: jax.vmap(ops.sigmoid)(X).sum())(X)
+    np.testing.assert_allclose(g, s * (1 - s), rtol=1e-12)
+    # a linear op's transpose under both orders, the matrix unbatched
+    g = jax.vmap(jax.grad(lambda x: jnp.sum(ops.matvec(A, x) ** 2)))(X)
+    np.testing.assert_allclose(g, 2 * (X @ A.T) @ A, rtol=1e-10)
+    gA = jax.grad(lambda A: jax.vmap(ops.matvec, in_axes=(None, 0))(A, X).sum())(A)
+    np.testing.assert_allclose(gA, np.tile(X.sum(0), (4, 1)), rtol=1e-12)
+    m, data, indices, indptr = _csr(rng, 6, 7)
+    gx = jax.vmap(jax.grad(lambda x: ops.csr_matvec(data, indices, indptr, x).sum()))(X)
+    np.testing.assert_allclose(gx, np.tile(m.T @ np.ones(6), (5, 1)), rtol=1e-12)
+    gd = jax.grad(lambda d: jax.vmap(lambda x: ops.csr_matvec(d, indices, indptr, x))(X).sum())(data)
+    rows = np.repeat(np.arange(6), np.diff(indptr))
+    np.testing.assert_allclose(gd, X.sum(0)[indices] * np.ones(6)[rows], rtol=1e-12)
+
+
+def test_every_transformation_of_jax_runs(rng):
+    x = rng.standard_normal(6)
+    f = lambda x: ops.sigmoid(x) * ops.exp_decay(x, np.array([0.3]))  # noqa: E731
+    ref = lambda x: (1 / (1 + jnp.exp(-x))) * x * jnp.exp(-0.3)  # noqa: E731
+    np.testing.assert_allclose(jax.jacfwd(f)(x), jax.jacfwd(ref)(x), rtol=1e-12)
+    np.testing.assert_allclose(jax.jacrev(f)(x), jax.jacrev(ref)(x), rtol=1e-12)
+    y, f_lin = jax.linearize(f, x)
+    t = rng.standard_normal(6)
+    np.testing.assert_allclose(f_lin(t), jax.jvp(ref, (x,), (t,))[1], rtol=1e-12)
+    _, vjp = jax.vjp(f, x)
+    np.testing.assert_allclose(vjp(t)[0], jax.vjp(ref, x)[1](t)[0], rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(jax.grad(lambda x: f(x).sum()))(x), jax.grad(lambda x: ref(x).sum())(x))
+
+
+def test_aliased_op_differentiates(rng):
+    trace, spikes, tau = rng.standard_normal(8), rng.random(8), np.array([0.4])
+    ref = lambda tr, sp, t: tr * jnp.exp(-t[0]) + sp  # noqa: E731
+    for argnum in range(3):
+        g = jax.grad(lambda *a: ops.exp_trace(*a).sum(), argnums=argnum)(trace, spikes, tau)
+        np.testing.assert_allclose(g, jax.grad(lambda *a: ref(*a).sum(), argnums=argnum)(trace, spikes, tau))
+
+
+def test_undeclared_and_integer_inputs():
+    V = np.linspace(-60, -50, 4)
+    one = np.ones(1)
+    # lif declares no derivatives: differentiating names the op and the input
+    with pytest.raises(OpError, match=r"opspec\.ops\.lif: input 'V': cannot be differentiated"):
+        jax.grad(lambda V: ops.lif(V, V, one, one, one, one)[0].sum())(V)
+    # integer inputs are non-differentiable automatically: csr indices get float0 tangents
+    data, indices, indptr = np.ones(2), np.array([0, 1], np.int32), np.array([0, 1, 2], np.int32)
+    g = jax.grad(lambda d: ops.csr_matvec(d, indices, indptr, np.ones(2)).sum())(data)
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+    # attributes are static: a traced attribute is refused
+    with pytest.raises(OpError, match="attribute 'alpha'"):
+        jax.grad(lambda a: ops.leaky_relu(V, alpha=a).sum())(0.1)
