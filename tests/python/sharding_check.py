@@ -61,6 +61,28 @@ for label, (f, args, want) in cases.items():
     if out.sharding.is_fully_replicated:
         failures.append(f"{label}: the output is replicated, not sharded")
 
+# 3. Derivative calls shard like any other: grad of an element-wise loss stays sharded.
+g = jax.jit(jax.grad(lambda x: opspec.ops.sigmoid(x).sum()))
+out = g(xs)
+s = 1 / (1 + np.exp(-x))
+if not np.allclose(out, s * (1 - s), rtol=1e-12):
+    failures.append("grad of sigmoid: wrong result")
+if "all-gather" in g.lower(xs).compile().as_text() or out.sharding.is_fully_replicated:
+    failures.append("grad of sigmoid: gathers or is replicated")
+
+# 4. Explicit sharding (the default axis type of jax.make_mesh in newer jax): the types
+#    carry the outputs' shardings, from the same rule.
+if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "use_mesh"):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with jax.sharding.use_mesh(emesh):
+        ex = jax.device_put(x, NamedSharding(emesh, P("d", None)))
+        out = jax.jit(opspec.ops.add)(ex, ex)
+        if not np.allclose(out, 2 * x) or out.sharding.spec != P("d", None):
+            failures.append(f"explicit add: {out.sharding.spec}")
+        out = jax.jit(opspec.ops.sum)(ex)
+        if not np.allclose(out, [x.sum()]):
+            failures.append("explicit sum: wrong result")
+
 for f in failures:
     print(f)
 print(f"{len(failures)} failures")

@@ -169,10 +169,13 @@ def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank:
     shapes = [tuple(a.shape) for a in avals]
     extents = batch_extents(op, shapes, batch_rank, batch_mask)
     core = [split_batch(s, m)[1] for s, m in zip(shapes, batch_mask)]
-    return [
-        jax.core.ShapedArray(extents + shape, dtype)
-        for shape, dtype in out_shapes(op, core, [a.dtype for a in avals], dict(attrs))
-    ]
+    outs = [(extents + shape, dtype) for shape, dtype in out_shapes(op, core, [a.dtype for a in avals], dict(attrs))]
+    from opspec import _sharding
+
+    shardings = _sharding.out_shardings(op, avals, [s for s, _ in outs], batch_rank, batch_mask)
+    if shardings is None:
+        return [jax.core.ShapedArray(shape, dtype) for shape, dtype in outs]
+    return [jax.core.ShapedArray(shape, dtype, sharding=s) for (shape, dtype), s in zip(outs, shardings)]
 
 
 # ---- lowering -------------------------------------------------------------------------

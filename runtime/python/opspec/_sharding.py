@@ -43,8 +43,9 @@ class Rule:
         return f"{side(self.inputs)} -> {side(self.outputs)}"
 
     def replicated(self) -> tuple:
-        every = {f for fs in self.inputs + self.outputs for f in fs}
-        return tuple(sorted(every - self.passthrough))
+        # In the order factors first appear in the rule: Shardy wants them sorted so.
+        order = list(dict.fromkeys(f for fs in self.inputs + self.outputs for f in fs))
+        return tuple(f for f in order if f not in self.passthrough)
 
 
 def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> Rule:
@@ -87,6 +88,48 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
     return Rule(inputs, outputs, passthrough)
 
 
+def axes_of(r: Rule, shardings: Sequence) -> dict:
+    """factor -> mesh axes, from the first input that shards each pass-through factor."""
+    found: dict = {}
+    used: set = set()
+    for factors, sharding in zip(r.inputs, shardings):
+        spec = getattr(sharding, "spec", None)
+        if spec is None:
+            continue
+        for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
+            if axes is None or f not in r.passthrough or f in found:
+                continue
+            names = axes if isinstance(axes, tuple) else (axes,)
+            if used & set(names):
+                continue  # a mesh axis shards one factor at most
+            found[f] = axes
+            used |= set(names)
+    return found
+
+
+def spec_of(factors: list, found: dict) -> jax.sharding.PartitionSpec:
+    return jax.sharding.PartitionSpec(*(found.get(f) for f in factors))
+
+
+def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank: int, batch_mask: tuple) -> Any:
+    """Under explicit sharding (jax.sharding.AxisType.Explicit, the default mesh of newer
+    jax), the shardings of the outputs, which types carry: each pass-through dim keeps
+    its input's mesh axes. None when no input is explicitly sharded."""
+    shardings = [getattr(a, "sharding", None) for a in avals_in]
+    mesh = None
+    for s in shardings:
+        m = getattr(s, "mesh", None)
+        types = getattr(m, "axis_types", ())
+        if m is not None and any(str(t).endswith("Explicit") for t in types) and not m.empty:
+            mesh = m
+            break
+    if mesh is None:
+        return None
+    r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask)
+    found = axes_of(r, shardings)
+    return [jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs]
+
+
 def _multi_device(ctx: Any) -> bool:
     axis_context = ctx.module_context.axis_context
     mesh = getattr(axis_context, "mesh", None)
@@ -114,33 +157,12 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         params["batch_mask"],
     )
 
-    def axes_of(shardings: Sequence) -> dict:
-        """factor -> mesh axes, from the first array that shards a pass-through factor."""
-        found: dict = {}
-        used: set = set()
-        for factors, sharding in zip(r.inputs, shardings):
-            spec = getattr(sharding, "spec", None)
-            if spec is None:
-                continue
-            for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
-                if axes is None or f not in r.passthrough or f in found:
-                    continue
-                names = axes if isinstance(axes, tuple) else (axes,)
-                if used & set(names):
-                    continue  # a mesh axis shards one factor at most
-                found[f] = axes
-                used |= set(names)
-        return found
-
-    def spec_of(factors: list, found: dict) -> jax.sharding.PartitionSpec:
-        return jax.sharding.PartitionSpec(*(found.get(f) for f in factors))
-
     def infer(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
-        found = axes_of([a.sharding for a in arg_shapes])
+        found = axes_of(r, [a.sharding for a in arg_shapes])
         return tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
 
     def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
-        found = axes_of([a.sharding for a in arg_shapes])
+        found = axes_of(r, [a.sharding for a in arg_shapes])
         arg_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.inputs)
         out_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
 
