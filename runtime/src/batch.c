@@ -40,14 +40,14 @@ static XLA_FFI_Error *opspec_batch_spec(XLA_FFI_CallFrame *cf, const opspec_op_d
 
 /* Strips the leading batch dims `has` (bits over `rank` dims) from `buf` into `core`, and
  * fills the byte steps; checks each stripped extent against the batch's. */
-static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,
-                                   const char *name, const XLA_FFI_Buffer *buf, opspec_batch *batch, int64_t has,
-                                   XLA_FFI_Buffer *core, int64_t *step) {
+static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role, const char *name,
+                                   const XLA_FFI_Buffer *buf, opspec_batch *batch, int64_t has, XLA_FFI_Buffer *core,
+                                   int64_t *step) {
   int64_t nb = __builtin_popcountll((unsigned long long)has);
   if (buf->rank < nb)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                        "%s '%s': rank %lld has fewer dims than its %lld batch dims", role, name,
-                        (long long)buf->rank, (long long)nb);
+                        "%s '%s': rank %lld has fewer dims than its %lld batch dims", role, name, (long long)buf->rank,
+                        (long long)nb);
   *core = *buf;
   core->rank = buf->rank - nb;
   core->dims = buf->dims + nb;
@@ -101,8 +101,8 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "input '%s' is not a buffer",
                           op->inputs[i].name);
-    if ((err = opspec_strip(cf, op, "input", op->inputs[i].name, cf->args.args[i], batch, spec[1 + i],
-                            &batch->in[i], batch->in_step[i])))
+    if ((err = opspec_strip(cf, op, "input", op->inputs[i].name, cf->args.args[i], batch, spec[1 + i], &batch->in[i],
+                            batch->in_step[i])))
       return err;
     batch->in_ptr[i] = &batch->in[i];
   }

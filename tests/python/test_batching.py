@@ -28,6 +28,7 @@ def test_vmap_over_every_input_combination_is_one_call(name, rng):
     n = len(args)
     for mask in range(1, 1 << n):
         axes = tuple(0 if mask >> i & 1 else None for i in range(n))
+
         # B variants of each batched input: floats moved by fresh noise (a float input's
         # valid range is the case's), integers (CSR structure) repeated
         def variant(a, b):

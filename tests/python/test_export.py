@@ -45,7 +45,9 @@ def test_export_serialize_and_call_in_a_fresh_process(tmp_path, rng):
         print("equal")
         """
     )
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    r = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
     assert r.returncode == 0 and "equal" in r.stdout, r.stdout + r.stderr
 
 

@@ -36,7 +36,7 @@ def _fail(op: Any, what: str, message: str) -> None:
 
 
 def _zero(x: Any) -> Any:
-    aval = jax.typeof(x) if hasattr(jax, "typeof") else jax.core.get_aval(x)
+    aval = jax.typeof(x) if hasattr(jax, "typeof") else jax.core.get_aval(x)  # type: ignore[attr-defined]
     tangent = aval.to_tangent_aval() if hasattr(aval, "to_tangent_aval") else aval.at_least_vspace()
     return ad.Zero(tangent)
 

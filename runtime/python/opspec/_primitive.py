@@ -225,10 +225,7 @@ def _batch(p: Primitive, args: Sequence, dims: Sequence, *, op: Any, batch_rank:
     if method in ("broadcast_all", "expand_dims"):
         # As jax.ffi.ffi_call does: the op's leading '...' absorbs the batch.
         n = size if method == "broadcast_all" else 1
-        full = [
-            jax.lax.broadcast(x, (n,)) if d is None else jnp.moveaxis(x, d, 0)
-            for x, d in zip(args, dims)
-        ]
+        full = [jax.lax.broadcast(x, (n,)) if d is None else jnp.moveaxis(x, d, 0) for x, d in zip(args, dims)]
         outs = p.bind(*full, op=op, batch_rank=batch_rank, batch_mask=batch_mask, **params)
         if method == "expand_dims":
             outs = [jax.lax.broadcast_in_dim(o, (size, *o.shape[1:]), tuple(range(o.ndim))) for o in outs]
@@ -240,16 +237,14 @@ def _batch(p: Primitive, args: Sequence, dims: Sequence, *, op: Any, batch_rank:
     new_args, new_mask = [], []
     aliased = set(op.aliases)
     full_mask = (1 << (batch_rank + 1)) - 1
-    extents = None
-    for i, (x, d, m) in enumerate(zip(args, dims, batch_mask)):
+    for x, d, m in zip(args, dims, batch_mask):
         if d is None:
             x, m = x, m << 1
         else:
             x, m = jnp.moveaxis(x, d, 0), (m << 1) | 1
         new_args.append(x)
         new_mask.append(m)
-    if aliased:
-        extents = batch_extents(op, [tuple(x.shape) for x in new_args], batch_rank + 1, tuple(new_mask))
+    extents = batch_extents(op, [tuple(x.shape) for x in new_args], batch_rank + 1, tuple(new_mask))
     for i in aliased:
         # An aliased input is its output's memory, which has every batch dim: an
         # input missing some gets them (the one case native batching copies).

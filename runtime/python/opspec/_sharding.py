@@ -71,7 +71,7 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
         nb = bin(mask).count("1")
         inputs.append([f"b{k}" for k in range(batch_rank) if mask >> k & 1] + core(spec, len(shape) - nb))
     outputs = []
-    for spec, shape in zip(op.outputs, out_shapes):
+    for spec in op.outputs:  # an output's rank follows from its spec and the '...' group
         factors = [f"b{k}" for k in range(batch_rank)]
         for dim in spec.shape:
             if dim is Ellipsis:
