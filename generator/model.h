@@ -108,9 +108,9 @@ extern const char *const og_deriv_kind_names[OG_DERIV_NKINDS];
 
 typedef struct og_formula {
   og_loc loc;
-  int output;  /* elementwise, jvp: the output it is about; transpose: -1 */
-  char *text;  /* a Python expression */
-  char **names;     /* the names it reads, sorted, once each: the generated lambda's parameters */
+  int output;        /* elementwise, jvp: the output it is about; transpose: -1 */
+  char *text;        /* a Python expression */
+  char **names;      /* the names it reads, sorted, once each: the generated lambda's parameters */
   og_loc *name_locs; /* where each first appears */
   size_t nnames;
 } og_formula;

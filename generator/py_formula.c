@@ -14,9 +14,9 @@ static const char *const og_py_constant_words[] = {"None", "True", "False"};
 /* Every other Python keyword: statements, lambdas and comprehensions have no place in
  * a formula that is spliced into a generated lambda. */
 static const char *const og_py_banned_words[] = {
-    "lambda", "for",    "while", "def",      "class",  "return", "yield", "await",  "async", "import", "from",
-    "as",     "global", "del",   "nonlocal", "assert", "pass",   "raise", "try",    "except", "finally", "with",
-    "break",  "continue", "elif", "match",   "case",
+    "lambda", "for",    "while",   "def",    "class", "return",   "yield",  "await", "async",
+    "import", "from",   "as",      "global", "del",   "nonlocal", "assert", "pass",  "raise",
+    "try",    "except", "finally", "with",   "break", "continue", "elif",   "match", "case",
 };
 
 static bool og_in(const char *word, size_t len, const char *const *list, size_t n) {
@@ -108,8 +108,10 @@ void og_py_scan_formula(const char *text, og_py_scan *scan) {
       continue;
     }
     if (c == '(' || c == '[' || c == '{') {
-      if (depth == sizeof stack) og_py_fail(scan, "brackets nest too deeply", i);
-      else stack[depth++] = c;
+      if (depth == sizeof stack)
+        og_py_fail(scan, "brackets nest too deeply", i);
+      else
+        stack[depth++] = c;
       after_operand = false; /* a call or subscript after an operand, a group before one */
       ++i;
       continue;
@@ -160,9 +162,12 @@ void og_py_scan_formula(const char *text, og_py_scan *scan) {
     i += len;
   }
   if (scan->error) return;
-  if (depth) og_py_fail(scan, "a bracket opened here is not closed", (size_t)(strchr(text, stack[depth - 1]) - text));
-  else if (strspn(text, " \t\r\n") == strlen(text)) og_py_fail(scan, "the formula is empty", 0);
-  else if (!after_operand) og_py_fail(scan, "the formula ends with an operator", strlen(text));
+  if (depth)
+    og_py_fail(scan, "a bracket opened here is not closed", (size_t)(strchr(text, stack[depth - 1]) - text));
+  else if (strspn(text, " \t\r\n") == strlen(text))
+    og_py_fail(scan, "the formula is empty", 0);
+  else if (!after_operand)
+    og_py_fail(scan, "the formula ends with an operator", strlen(text));
 }
 
 void og_py_scan_free(og_py_scan *scan) {

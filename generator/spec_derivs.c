@@ -97,7 +97,8 @@ static void og_load_per_output(og_op *op, og_derivative *dv, const og_ynode *v, 
   for (size_t i = 0; i < v->n; ++i) {
     int out = og_output_index(op, v->keys[i]->text);
     if (out < 0) {
-      og_diag_error(d, v->keys[i]->loc, "'%s' is not an output of op '%s'", v->keys[i]->text, op->name ? op->name : "?");
+      og_diag_error(d, v->keys[i]->loc, "'%s' is not an output of op '%s'", v->keys[i]->text,
+                    op->name ? op->name : "?");
       continue;
     }
     og_load_formula(&dv->formulas[dv->nformulas++], v->items[i], out, d);
@@ -201,11 +202,11 @@ void og_check_derivatives(const og_op *op, og_diag *d) {
         if (!known)
           og_diag_error(d, fm->name_locs[k],
                         "unknown name '%s' in the %s derivative of input '%s' (a formula reads the op's inputs, "
-                        "outputs, attributes and shape symbols, %s, and jnp, lax, jax, np, ops)",
+                        "outputs, attributes and shape symbols%s, and jnp, lax, jax, np, ops)",
                         name, og_deriv_kind_names[dv->kind], in->name,
-                        dv->kind == OG_DERIV_JVP         ? "the tangent <input>_dot"
-                        : dv->kind == OG_DERIV_TRANSPOSE ? "the outputs' cotangents <output>_bar"
-                                                         : "nothing else");
+                        dv->kind == OG_DERIV_JVP         ? ", the tangent <input>_dot"
+                        : dv->kind == OG_DERIV_TRANSPOSE ? ", the outputs' cotangents <output>_bar"
+                                                         : "");
       }
     }
   }

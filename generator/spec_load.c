@@ -24,12 +24,9 @@ const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
 };
 
 const char *const og_vmap_names[OG_VMAP_NMETHODS] = {
-    [OG_VMAP_NATIVE] = "native",
-    [OG_VMAP_NONE] = "none",
-    [OG_VMAP_SEQUENTIAL] = "sequential",
-    [OG_VMAP_SEQUENTIAL_UNROLLED] = "sequential_unrolled",
-    [OG_VMAP_EXPAND_DIMS] = "expand_dims",
-    [OG_VMAP_BROADCAST_ALL] = "broadcast_all",
+    [OG_VMAP_NATIVE] = "native",           [OG_VMAP_NONE] = "none",
+    [OG_VMAP_SEQUENTIAL] = "sequential",   [OG_VMAP_SEQUENTIAL_UNROLLED] = "sequential_unrolled",
+    [OG_VMAP_EXPAND_DIMS] = "expand_dims", [OG_VMAP_BROADCAST_ALL] = "broadcast_all",
 };
 
 static const char *const og_dtype_names[] = {
@@ -387,11 +384,10 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
       op->vmap = (og_vmap)m;
       return;
     }
-  og_diag_error(
-      d, n->loc,
-      "unknown vmap method '%s' (expected one of native, none, sequential, sequential_unrolled, expand_dims, "
-      "broadcast_all)",
-      n->text);
+  og_diag_error(d, n->loc,
+                "unknown vmap method '%s' (expected one of native, none, sequential, sequential_unrolled, expand_dims, "
+                "broadcast_all)",
+                n->text);
 }
 
 static og_array *og_find_array(og_array *arrays, size_t n, const char *name) {
