@@ -25,6 +25,7 @@ It returns a ``CheckReport`` (which checks ran, which were skipped and why) and 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import sys
 import warnings
@@ -79,6 +80,19 @@ def _function(op: Any, record: Op) -> Callable:
     return lambda *args, **attrs: _runtime.call(record, args, attrs)
 
 
+def _defaults(fn: Callable) -> dict:
+    """The attributes' defaults an op function declares (keyword-only, besides backend)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: p.default
+        for p in parameters
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty and p.name != "backend"
+    }
+
+
 def _outputs(out: Any) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
@@ -107,7 +121,10 @@ class _Checker:
     def __init__(self, op: Any, args: tuple, attrs: dict, options: dict) -> None:
         self.record = op_record(op)
         self.fn = _function(op, self.record)
-        self.attrs = attrs
+        self.attrs = {**_defaults(self.fn), **attrs}
+        missing = [a.name for a in self.record.attrs if a.name not in self.attrs]
+        if missing:
+            raise TypeError(f"{self.record.package}.ops.{self.record.name}: give attribute(s) {', '.join(missing)}")
         self.rng = np.random.default_rng(options["seed"])
         self.make_args = options["make_args"]
         self.rtol, self.atol = options["rtol"], options["atol"]
