@@ -130,6 +130,7 @@ class _Checker:
         self.rtol, self.atol = options["rtol"], options["atol"]
         self.grad_outputs = options["grad_outputs"]
         self.report = CheckReport(f"{self.record.package}.ops.{self.record.name}")
+        self.random = not args and self.make_args is None
         if not args:
             args = tuple(self.make_args(self.rng)) if self.make_args else self.random_args(self.default_sizes(), None)
         if len(args) != len(self.record.inputs):
@@ -197,6 +198,8 @@ class _Checker:
             made = [tuple(map(np.asarray, self.make_args(self.rng))) for _ in range(BATCH - 1)]
             if any(tuple(a.shape for a in m) != tuple(a.shape for a in self.args) for m in made):
                 made = []
+        if not made and self.random:
+            made = [self.random_args(self.symbols, self.ellipsis) for _ in range(BATCH - 1)]
         if not made:
             made = [tuple(a * s if _is_float(a.dtype) else a for a in self.args) for s in (0.75, 1.25)]
         return [self.args, *[tuple(a.astype(b.dtype) for a, b in zip(m, self.args)) for m in made]]
