@@ -1,0 +1,464 @@
+"""``check_op``: a conformance checker for an opspec op, built from its spec.
+
+``check_op(op, *args, **attrs)`` runs, for one op and one set of example arguments:
+
+- ``reference``: the outputs against a reference function, when one is given;
+- ``dtype``, ``rank``, ``symbol``: a call with a wrong dtype, a wrong rank, or a shape
+  symbol inconsistent between inputs raises ``opspec._runtime.OpError`` naming the op and
+  the input;
+- ``jit``: eager == ``jax.jit``;
+- ``vmap``: ``jax.vmap`` == a Python loop, batch size 3, for every combination of
+  batched (``in_axes=0``) and unbatched (``None``) inputs with at least one batched;
+- ``alias``: where an output aliases an input, ``jax.jit`` with that input donated
+  gives the same result;
+- ``zero-size``: each shape symbol (and a leading ``...``) set to 0 runs and gives the
+  output shapes the spec implies;
+- ``grad``: ``jax.test_util.check_grads`` (forward and reverse, order 2) in float64 for
+  every float input with a declared derivative (only under ``jax_enable_x64``), and an
+  ``OpError`` naming the input for every float input without one.
+
+It returns a ``CheckReport`` (which checks ran, which were skipped and why) and raises
+``AssertionError`` naming the op and the check on a failure. docs/gradients.md,
+"Checking an op: opspec.testing.check_op".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from opspec import _primitive, _runtime
+from opspec._runtime import Op, OpError
+
+__all__ = ["CheckReport", "check_op", "op_record"]
+
+BATCH = 3
+
+
+@dataclasses.dataclass
+class CheckReport:
+    """What ``check_op`` did: ``ran`` names each check that ran and passed (``"vmap
+    in_axes=(0, None)"``, ``"grad x"``, ...); ``skipped`` maps a check to why it did not run."""
+
+    op: str
+    ran: list = dataclasses.field(default_factory=list)
+    skipped: dict = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        lines = [f"check_op {self.op}: {len(self.ran)} checks passed, {len(self.skipped)} skipped"]
+        lines += [f"  ok    {name}" for name in self.ran]
+        lines += [f"  skip  {name}: {why}" for name, why in self.skipped.items()]
+        return "\n".join(lines)
+
+
+def op_record(op: Any) -> Op:
+    """The spec record (``opspec._runtime.Op``) of an op function such as
+    ``opspec.ops.sigmoid``: the global ``_op_<name>`` of the function's module, with the
+    package its module belongs to. A record passes through."""
+    if isinstance(op, Op):
+        return op
+    module = sys.modules.get(getattr(op, "__module__", ""), None)
+    record = getattr(module, f"_op_{getattr(op, '__name__', '')}", None)
+    if not isinstance(record, Op):
+        raise TypeError(f"{op!r} is not an opspec op (no record _op_<name> in its module)")
+    package = op.__module__.rsplit(".", 1)[0]
+    return record if record.package == package else dataclasses.replace(record, package=package)
+
+
+def _function(op: Any, record: Op) -> Callable:
+    if not isinstance(op, Op):
+        return op
+    return lambda *args, **attrs: _runtime.call(record, args, attrs)
+
+
+def _defaults(fn: Callable) -> dict:
+    """The attributes' defaults an op function declares (keyword-only, besides backend)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: p.default
+        for p in parameters
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty and p.name != "backend"
+    }
+
+
+def _outputs(out: Any) -> tuple:
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _x64() -> bool:
+    """Whether jax_enable_x64 is on: float64 stays float64."""
+    return bool(jax.dtypes.canonicalize_dtype(np.float64) == np.float64)
+
+
+def _is_float(dtype: Any) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def _close(got: Any, want: Any, rtol: float | None, atol: float | None) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
+    if _is_float(got.dtype):
+        tight = 1e-5 if got.dtype.itemsize <= 4 else 1e-12
+        r = tight if rtol is None else rtol
+        np.testing.assert_allclose(got, want, rtol=r, atol=r if atol is None else atol)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+class _Checker:
+    def __init__(self, op: Any, args: tuple, attrs: dict, options: dict) -> None:
+        self.record = op_record(op)
+        self.fn = _function(op, self.record)
+        self.attrs = {**_defaults(self.fn), **attrs}
+        missing = [a.name for a in self.record.attrs if a.name not in self.attrs]
+        if missing:
+            raise TypeError(f"{self.record.package}.ops.{self.record.name}: give attribute(s) {', '.join(missing)}")
+        self.rng = np.random.default_rng(options["seed"])
+        self.make_args = options["make_args"]
+        self.rtol, self.atol = options["rtol"], options["atol"]
+        self.grad_outputs = options["grad_outputs"]
+        self.report = CheckReport(f"{self.record.package}.ops.{self.record.name}")
+        self.random = not args and self.make_args is None
+        if not args:
+            args = tuple(self.make_args(self.rng)) if self.make_args else self.random_args(self.default_sizes(), None)
+        if len(args) != len(self.record.inputs):
+            raise TypeError(f"{self.report.op} takes {len(self.record.inputs)} inputs, got {len(args)} arguments")
+        self.args = tuple(np.asarray(a) for a in args)
+        self.dtypes, self.symbols, self.ellipsis = _runtime._check_inputs(
+            self.record, tuple(map(jnp.asarray, self.args))
+        )
+
+    # ---- arguments ----------------------------------------------------------------------
+
+    def default_sizes(self) -> dict:
+        sizes: dict[str, int] = {}
+        for spec in self.record.inputs:
+            for dim in spec.shape:
+                if isinstance(dim, str) and dim not in sizes:
+                    sizes[dim] = 3 + len(sizes)  # distinct, so a mixed-up symbol shows
+        return sizes
+
+    def dtype_of(self, spec: Any, types: dict) -> np.dtype:
+        if spec.dtype not in self.record.types:
+            return np.dtype(spec.dtype)
+        if spec.dtype not in types:
+            choices = self.record.types[spec.dtype]
+            want = "float64" if _x64() else "float32"
+            floats = [c for c in choices if _is_float(c)]
+            types[spec.dtype] = np.dtype(want if want in choices else floats[0] if floats else choices[0])
+        return types[spec.dtype]
+
+    def random_args(self, sizes: dict, ellipsis: tuple | None, types: dict | None = None) -> tuple:
+        """Random arguments of the spec's dtypes with `sizes` for its symbols."""
+        types = dict(getattr(self, "dtypes", {})) if types is None else types
+        scope = dict(sizes)
+        scope.update(
+            {
+                a.name: int(self.attrs[a.name])
+                for a in self.record.attrs
+                if a.type.startswith("int") and a.name in self.attrs
+            }
+        )
+        out = []
+        for spec in self.record.inputs:
+            shape: list = []
+            for dim in spec.shape:
+                if dim is Ellipsis:
+                    shape.extend((2,) if ellipsis is None else ellipsis)
+                elif callable(dim):
+                    shape.append(int(dim(scope)))
+                else:
+                    shape.append(dim if isinstance(dim, int) else sizes[dim])
+            dtype = self.dtype_of(spec, types)
+            if _is_float(dtype):
+                out.append(self.rng.uniform(-2.0, 2.0, shape).astype(dtype))
+            elif dtype == np.bool_:
+                out.append(self.rng.random(shape) < 0.5)
+            else:
+                out.append(self.rng.integers(0, 5, shape).astype(dtype))
+        return tuple(out)
+
+    def variants(self) -> list:
+        """BATCH argument sets of the base's shapes, the first the base itself: fresh random
+        ones where the checker made the base, else the base with its float inputs scaled."""
+        made: list = []
+        if self.make_args is not None:
+            made = [tuple(map(np.asarray, self.make_args(self.rng))) for _ in range(BATCH - 1)]
+            if any(tuple(a.shape for a in m) != tuple(a.shape for a in self.args) for m in made):
+                made = []
+        if not made and self.random:
+            made = [self.random_args(self.symbols, self.ellipsis) for _ in range(BATCH - 1)]
+        if not made:
+            made = [tuple(a * s if _is_float(a.dtype) else a for a in self.args) for s in (0.75, 1.25)]
+        return [self.args, *[tuple(a.astype(b.dtype) for a, b in zip(m, self.args)) for m in made]]
+
+    # ---- running -----------------------------------------------------------------------
+
+    def call(self, *args: Any, fn: Callable | None = None) -> tuple:
+        return _outputs(self.fn(*args, **self.attrs) if fn is None else fn(*args))
+
+    def compare(self, check: str, got: Sequence, want: Sequence, rtol: float | None = None) -> None:
+        if len(got) != len(want):
+            raise AssertionError(f"{self.report.op}: {check}: {len(got)} outputs, expected {len(want)}")
+        for spec, g, w in zip(self.record.outputs, got, want):
+            try:
+                _close(g, w, self.rtol if rtol is None else rtol, self.atol)
+            except AssertionError as e:
+                raise AssertionError(f"{self.report.op}: {check}: output '{spec.name}' differs: {e}") from None
+
+    def expect_error(self, check: str, spec: Any, args: tuple) -> None:
+        what = f"input '{spec.name}'"
+        try:
+            self.call(*args)
+        except OpError as e:
+            message = str(e)
+            if self.report.op not in message or what not in message:
+                raise AssertionError(
+                    f"{self.report.op}: {check}: the OpError does not name the op and {what}: {message}"
+                ) from None
+            return
+        raise AssertionError(f"{self.report.op}: {check}: a call with {check} for {what} raised no OpError")
+
+    def ran(self, name: str) -> None:
+        self.report.ran.append(name)
+
+    def skip(self, name: str, why: str) -> None:
+        self.report.skipped[name] = why
+
+    # ---- checks ------------------------------------------------------------------------
+
+    def check_reference(self, reference: Callable | None) -> None:
+        if reference is None:
+            self.skip("reference", "no reference= given")
+            return
+        self.compare("reference", self.call(*self.args), _outputs(reference(*self.args, **self.attrs)), self.rtol)
+        self.ran("reference")
+
+    def check_rejection(self) -> None:
+        rec = self.record
+        for i, spec in enumerate(rec.inputs):
+            allowed = rec.types.get(spec.dtype, (spec.dtype,))
+            if spec.dtype in rec.types and any(s.dtype == spec.dtype for s in rec.inputs[:i]):
+                allowed = (self.dtypes[spec.dtype].name,)  # bound by an earlier input
+            bad = next(d for d in ("int32", "float32", "bool", "uint8", "int16") if d not in allowed)
+            args = list(self.args)
+            args[i] = self.args[i].astype(bad)
+            self.expect_error("a wrong dtype", spec, tuple(args))
+            self.ran(f"dtype {spec.name}")
+
+            fixed = [d for d in spec.shape if d is not Ellipsis]
+            if fixed or len(fixed) == len(spec.shape):
+                args = list(self.args)
+                # One dim more than the spec's, or (after a leading '...') one fewer.
+                x = self.args[i]
+                args[i] = x[..., None] if len(fixed) == len(spec.shape) else np.zeros((2,) * (len(fixed) - 1), x.dtype)
+                self.expect_error("a wrong rank", spec, tuple(args))
+                self.ran(f"rank {spec.name}")
+            else:
+                self.skip(f"rank {spec.name}", "its shape is '...' alone: every rank is valid")
+
+        seen: dict = {}
+        for i, spec in enumerate(rec.inputs):
+            fixed = [d for d in spec.shape if d is not Ellipsis]
+            for d, dim in enumerate(fixed):
+                if isinstance(dim, str):
+                    seen.setdefault(dim, []).append((i, d - len(fixed)))
+        for symbol, places in seen.items():
+            if len(places) < 2:
+                self.skip(f"symbol {symbol}", "used by one input only: nothing to be inconsistent with")
+                continue
+            i, axis = places[-1]
+            x = self.args[i]
+            old = x.shape[axis]
+            x = (
+                np.take(x, np.arange(old + 1) % old, axis=axis)
+                if old
+                else np.zeros(x.shape[: axis % x.ndim] + (1,) + x.shape[axis % x.ndim + 1 :], x.dtype)
+            )
+            args = list(self.args)
+            args[i] = x
+            self.expect_error(f"an inconsistent symbol {symbol}", rec.inputs[i], tuple(args))
+            self.ran(f"symbol {symbol}")
+
+    def check_jit(self) -> tuple:
+        eager = self.call(*self.args)
+        self.compare("jit", self.call(*self.args, fn=jax.jit(lambda *a: self.fn(*a, **self.attrs))), eager)
+        self.ran("jit")
+        return eager
+
+    def check_vmap(self) -> None:
+        variants = self.variants()
+        stacked = [np.stack(xs) for xs in zip(*variants)]
+        n = len(self.args)
+        for axes in itertools.product((0, None), repeat=n):
+            if all(a is None for a in axes):
+                continue
+            batched = jax.vmap(lambda *a: self.fn(*a, **self.attrs), in_axes=axes)(
+                *[s if a == 0 else x for s, a, x in zip(stacked, axes, self.args)]
+            )
+            batched = _outputs(batched)
+            name = f"vmap in_axes={tuple(axes)}"
+            for b in range(BATCH):
+                one = self.call(*[v if a == 0 else x for v, a, x in zip(variants[b], axes, self.args)])
+                self.compare(f"{name}, element {b}", [o[b] for o in batched], one)
+            self.ran(name)
+
+    def check_aliases(self, eager: tuple) -> None:
+        if not self.record.aliases:
+            self.skip("alias", "the spec declares no aliased outputs")
+            return
+        for i, j in self.record.aliases.items():
+            name = f"alias {self.record.inputs[i].name} -> {self.record.outputs[j].name}"
+            # A buffer XLA owns (jnp.asarray may borrow NumPy's memory, which cannot be donated).
+            args = [jax.jit(lambda a: a.copy())(jnp.asarray(x)) for x in self.args]
+            donated = jax.jit(lambda *a: self.fn(*a, **self.attrs), donate_argnums=(i,))
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*donated buffers were not usable.*")
+                got = _outputs(donated(*args))
+            self.compare(name, got, eager)
+            self.ran(name)
+
+    def check_zero_size(self) -> None:
+        rec = self.record
+        if any(
+            not _is_float(self.dtype_of(s, dict(self.dtypes))) and self.dtype_of(s, dict(self.dtypes)) != np.bool_
+            for s in rec.inputs
+        ):
+            self.skip("zero-size", "integer inputs may index others, and the spec cannot constrain their contents yet")
+            return
+        cases = [(s, {**self.symbols, s: 0}, self.ellipsis) for s in self.symbols]
+        if self.ellipsis is not None:
+            cases.append(("...", dict(self.symbols), (0,)))
+        if not cases:
+            self.skip("zero-size", "the spec has no shape symbols")
+        for symbol, sizes, ellipsis in cases:
+            name = f"zero-size {symbol}"
+            args = self.random_args(sizes, ellipsis)
+            core = [a.shape for a in args]
+            try:
+                want = _primitive.out_shapes(rec, core, [a.dtype for a in args], dict(self.attrs_converted()))
+            except OpError as e:
+                self.skip(name, f"the spec does not allow it ({e})")
+                continue
+            got = self.call(*args)
+            for spec, g, (shape, dtype) in zip(rec.outputs, got, want):
+                if tuple(g.shape) != tuple(shape) or np.dtype(g.dtype) != np.dtype(dtype):
+                    raise AssertionError(
+                        f"{self.report.op}: {name}: output '{spec.name}' is {g.dtype}{list(g.shape)}, "
+                        f"expected {np.dtype(dtype)}{list(shape)}"
+                    )
+            self.ran(name)
+
+    def of_one_input(self, i: int, args: list, keep: list) -> Callable:
+        """The op as a function of input i alone, returning the outputs of `keep`."""
+
+        def f(x: Any) -> tuple:
+            outs = _outputs(self.fn(*args[:i], x, *args[i + 1 :], **self.attrs))
+            return tuple(outs[j] for j in keep)
+
+        return f
+
+    def attrs_converted(self) -> dict:
+        return _runtime._convert_attrs(self.record, self.attrs)
+
+    def check_grads(self) -> None:
+        from jax.test_util import check_grads
+
+        rec = self.record
+        float_inputs = [i for i, s in enumerate(rec.inputs) if _is_float(self.args[i].dtype)]
+        if not float_inputs:
+            self.skip("grad", "no float inputs")
+        for i in float_inputs:
+            spec = rec.inputs[i]
+            name = f"grad {spec.name}"
+            if spec.name not in rec.derivatives:
+                try:
+                    jax.jvp(
+                        lambda x: self.call(*self.args[:i], x, *self.args[i + 1 :]), (self.args[i],), (self.args[i],)
+                    )
+                except OpError as e:
+                    if f"input '{spec.name}'" not in str(e) or self.report.op not in str(e):
+                        raise AssertionError(
+                            f"{self.report.op}: {name}: the OpError does not name the op and the input: {e}"
+                        ) from None
+                    self.ran(f"{name} (undeclared: raises OpError)")
+                    continue
+                raise AssertionError(
+                    f"{self.report.op}: {name}: the spec declares no derivative for input '{spec.name}', "
+                    "but jax.jvp did not raise an OpError"
+                )
+            if not _x64():
+                self.skip(name, "derivatives are checked in float64: enable jax_enable_x64")
+                continue
+            allowed = rec.types.get(spec.dtype, (spec.dtype,))
+            if "float64" not in allowed:
+                self.skip(name, "the input has no float64 type")
+                continue
+            types = {t: np.dtype("float64") if t == spec.dtype else d for t, d in self.dtypes.items()}
+            args = [a.astype(np.float64) if s.dtype == spec.dtype else a for s, a in zip(rec.inputs, self.args)]
+            keep = [
+                j
+                for j, o in enumerate(rec.outputs)
+                if _is_float(types.get(o.dtype, o.dtype)) and (self.grad_outputs is None or o.name in self.grad_outputs)
+            ]
+            if not keep:
+                self.skip(name, "no float outputs to differentiate")
+                continue
+            try:
+                check_grads(jax.jit(self.of_one_input(i, args, keep)), (args[i],), order=2, modes=("fwd", "rev"))
+            except AssertionError as e:
+                outs = ", ".join(rec.outputs[j].name for j in keep)
+                raise AssertionError(
+                    f"{self.report.op}: {name}: the declared derivative of ({outs}) with respect to "
+                    f"'{spec.name}' disagrees with finite differences in float64: {e}"
+                ) from None
+            self.ran(name)
+
+
+def check_op(
+    op: Any,
+    *args: Any,
+    make_args: Callable[[np.random.Generator], Sequence] | None = None,
+    reference: Callable | None = None,
+    grad_outputs: Sequence[str] | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    seed: int = 0,
+    **attrs: Any,
+) -> CheckReport:
+    """Checks an op against its spec; returns a CheckReport, raises AssertionError.
+
+    op: the op function (``opspec.ops.sigmoid``, or a user package's) or an
+      ``opspec._runtime.Op`` record. args: example inputs; when none are given they come
+      from ``make_args(rng)`` or, without it, are random with the spec's shapes and
+      dtypes (a float type variable is float64 under ``jax_enable_x64``, else float32).
+      Give them where random contents are invalid (CSR structure, indices).
+    reference: ``reference(*args, **attrs)`` -> the expected outputs, compared first.
+    grad_outputs: the output names whose derivatives are compared with finite
+      differences (default: every float output); leave out a surrogate gradient's.
+    rtol/atol: tolerance of the reference comparison (and of eager == jit and vmap ==
+      loop, which default to 1e-5 in float32, 1e-12 in float64). attrs: the op's attributes.
+    """
+    checker = _Checker(
+        op, args, attrs, dict(make_args=make_args, rtol=rtol, atol=atol, seed=seed, grad_outputs=grad_outputs)
+    )
+    checker.check_reference(reference)
+    checker.check_rejection()
+    eager = checker.check_jit()
+    checker.check_vmap()
+    checker.check_aliases(eager)
+    checker.check_zero_size()
+    checker.check_grads()
+    return checker.report

@@ -1,0 +1,90 @@
+"""opspec.testing.check_op over every shipped op (float64, jax_enable_x64 from conftest),
+and check_op catching what it is meant to catch."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+from cases import CASES, reference
+
+import opspec
+from opspec import _runtime
+from opspec.testing import check_op, op_record
+
+# The spikes of lif_surrogate carry a surrogate gradient, not the step function's zero
+# that finite differences see: check the derivatives of V_out only.
+GRAD_OUTPUTS = {"lif_surrogate": ("V_out",)}
+SIZE = 6
+
+
+def case(name, rng, n=SIZE):
+    return CASES[name][0](rng, np.float64, n)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_shipped_op_conforms(name, rng):
+    args, attrs = case(name, rng)
+    report = check_op(
+        getattr(opspec.ops, name),
+        *args,
+        make_args=lambda r: case(name, r)[0],
+        reference=lambda *a, **k: reference(name, a, k, np.float64),
+        grad_outputs=GRAD_OUTPUTS.get(name),
+        **attrs,
+    )
+    print(report)
+    assert "jit" in report.ran and "reference" in report.ran
+    assert sum(r.startswith("vmap") for r in report.ran) == 2 ** len(args) - 1
+    record = op_record(getattr(opspec.ops, name))
+    for spec, x in zip(record.inputs, args):
+        if x.dtype.kind == "f":
+            declared = spec.name in record.derivatives
+            assert (f"grad {spec.name}" if declared else f"grad {spec.name} (undeclared: raises OpError)") in report.ran
+    if record.aliases:
+        assert any(r.startswith("alias") for r in report.ran)
+
+
+def test_every_spec_is_checked():
+    assert set(opspec.ops.__all__) == set(CASES)
+
+
+def test_random_arguments_from_the_spec():
+    report = check_op(opspec.ops.matvec)
+    assert {"jit", "dtype A", "rank x", "symbol cols", "grad A", "grad x", "zero-size rows"} <= set(report.ran)
+    assert "reference" in report.skipped
+    # An attribute's default comes from the op function.
+    assert "grad x" in check_op(opspec.ops.leaky_relu).ran
+
+
+def test_a_wrong_reference_fails(rng):
+    args, _ = case("sigmoid", rng)
+    with pytest.raises(AssertionError, match=r"opspec.ops.sigmoid: reference: output 'out' differs"):
+        check_op(opspec.ops.sigmoid, *args, reference=lambda x: np.tanh(x))
+
+
+def test_a_broken_derivative_fails(rng):
+    record = op_record(opspec.ops.sigmoid)
+    wrong = _runtime.Derivative("elementwise", {"out": lambda out, **_: out})  # should be out * (1 - out)
+    broken = dataclasses.replace(record, derivatives={"x": wrong})
+    args, _ = case("sigmoid", rng)
+    with pytest.raises(AssertionError, match=r"grad x: the declared derivative of \(out\)"):
+        check_op(broken, *args)
+
+
+def test_a_transpose_inconsistent_with_the_op_fails(rng):
+    record = op_record(opspec.ops.sum)
+    wrong = _runtime.Derivative("transpose", {"x": lambda jnp, out_bar, x, **_: 2 * jnp.broadcast_to(out_bar, x.shape)})
+    with pytest.raises(AssertionError, match=r"opspec.ops.sum: grad x"):
+        check_op(dataclasses.replace(record, derivatives={"x": wrong}), *case("sum", rng)[0])
+
+
+def test_derivatives_are_skipped_without_x64(rng):
+    args, _ = case("sigmoid", rng)
+    jax.config.update("jax_enable_x64", False)
+    try:
+        report = check_op(opspec.ops.sigmoid, *[a.astype(np.float32) for a in args])
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    assert "jax_enable_x64" in report.skipped["grad x"]
+    assert "jit" in report.ran
