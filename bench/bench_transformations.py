@@ -68,7 +68,9 @@ def main():
     want = (m @ X.T).T
     for method, fn in vmap_methods(ops.csr_matvec, X, csr).items():
         np.testing.assert_allclose(fn(X), want, rtol=1e-4, atol=1e-4)
-        rows.append((f"csr_matvec n={n} nnz={m.nnz} B={B}", method, median_ms(fn, X, batch=3, batches=5), planned_mb(fn, X)))
+        rows.append(
+            (f"csr_matvec n={n} nnz={m.nnz} B={B}", method, median_ms(fn, X, batch=3, batches=5), planned_mb(fn, X))
+        )
 
     N = 100_000
     V = rng.uniform(-75, -50, (B, N)).astype(np.float32)

@@ -199,12 +199,34 @@ static char *og_py_dims(const og_array *a) {
   return og_buf_take(&b);
 }
 
+/* An input's `check:` as `, check=_Check(...)`: what its contents must satisfy, which
+ * opspec.testing.check_op reads to make valid example data. Nothing without. */
+static void og_py_check(og_buf *b, const og_content_check *c) {
+  if (!c->present) return;
+  og_buf_puts(b, ", check=_Check(");
+  const char *sep = "";
+  if (c->min) {
+    og_buf_puts(b, "min=lambda s: ");
+    og_expr_render_py(c->min, b, og_spell_py, NULL);
+    sep = ", ";
+  }
+  if (c->max) {
+    og_buf_printf(b, "%smax=lambda s: ", sep);
+    og_expr_render_py(c->max, b, og_spell_py, NULL);
+    sep = ", ";
+  }
+  if (c->sorted) og_buf_printf(b, "%ssorted=True", sep);
+  og_buf_puts(b, ")");
+}
+
 static og_value *og_py_arrays(const og_array *arrays, size_t n) {
   og_value *items = og_value_list();
   for (size_t i = 0; i < n; ++i) {
     char *dims = og_py_dims(&arrays[i]);
     og_buf b = {0};
-    og_buf_printf(&b, "_Array(\"%s\", \"%s\", %s)", arrays[i].name, arrays[i].dtype, dims);
+    og_buf_printf(&b, "_Array(\"%s\", \"%s\", %s", arrays[i].name, arrays[i].dtype, dims);
+    og_py_check(&b, &arrays[i].check);
+    og_buf_puts(&b, ")");
     og_list_push(items, og_value_str_take(og_buf_take(&b)));
     free(dims);
   }

@@ -20,6 +20,7 @@ from builtins import min as _min  # noqa: F401
 
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
+from opspec._runtime import Check as _Check  # noqa: F401
 from opspec._runtime import Derivative as _Derivative  # noqa: F401
 from opspec._runtime import Op as _Op
 from opspec._runtime import caller as _caller
@@ -160,8 +161,8 @@ _op_csr_matvec = _Op(
     name="csr_matvec",
     inputs=(
         _Array("data", "T", ("nnz",)),
-        _Array("indices", "int32", ("nnz",)),
-        _Array("indptr", "int32", ("rows_p1",)),
+        _Array("indices", "int32", ("nnz",), check=_Check(min=lambda s: 0, max=lambda s: s["n"] - 1)),
+        _Array("indptr", "int32", ("rows_p1",), check=_Check(min=lambda s: 0, max=lambda s: s["nnz"], sorted=True)),
         _Array("x", "T", ("n",)),
     ),
     outputs=(_Array("y", "T", (lambda s: s["rows_p1"] - 1,)),),
@@ -173,7 +174,7 @@ _op_csr_matvec = _Op(
         "data": _Derivative(
             "transpose",
             {
-                "data": lambda indices, indptr, jnp, x, y_bar, **_: (x[indices] * y_bar[jnp.repeat(jnp.arange(y_bar.shape[0]), jnp.diff(indptr), total_repeat_length=indices.shape[0])]),
+                "data": lambda indices, indptr, jnp, x, y_bar, **_: (x[indices] * jnp.append(y_bar, 0)[jnp.where( (jnp.arange(indices.shape[0]) >= indptr[0]) & (jnp.arange(indices.shape[0]) < indptr[-1]), jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1, y_bar.shape[0])]),
             },
         ),
         "x": _Derivative(
@@ -204,8 +205,8 @@ _op_csr_rmatvec = _Op(
     name="csr_rmatvec",
     inputs=(
         _Array("data", "T", ("nnz",)),
-        _Array("indices", "int32", ("nnz",)),
-        _Array("indptr", "int32", ("rows_p1",)),
+        _Array("indices", "int32", ("nnz",), check=_Check(min=lambda s: 0, max=lambda s: s["n"] - 1)),
+        _Array("indptr", "int32", ("rows_p1",), check=_Check(min=lambda s: 0, max=lambda s: s["nnz"], sorted=True)),
         _Array("y", "T", ("rows",)),
     ),
     outputs=(_Array("x", "T", ("n",)),),
@@ -217,13 +218,13 @@ _op_csr_rmatvec = _Op(
         "y": _Derivative(
             "transpose",
             {
-                "y": lambda data, indices, indptr, ops, x_bar, **_: (ops.csr_matvec(data, indices, indptr, x_bar)),
+                "y": lambda data, indices, indptr, jnp, ops, x_bar, y, **_: (jnp.concatenate([ops.csr_matvec(data, indices, indptr, x_bar), jnp.zeros(y.shape[0], x_bar.dtype)])[: y.shape[0]]),
             },
         ),
         "data": _Derivative(
             "transpose",
             {
-                "data": lambda indices, indptr, jnp, x_bar, y, **_: (x_bar[indices] * y[jnp.repeat(jnp.arange(y.shape[0]), jnp.diff(indptr), total_repeat_length=indices.shape[0])]),
+                "data": lambda indices, indptr, jnp, x_bar, y, **_: (x_bar[indices] * jnp.append(y, 0)[jnp.where( (jnp.arange(indices.shape[0]) >= indptr[0]) & (jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1 < jnp.minimum(y.shape[0], indptr.shape[0] - 1)), jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1, y.shape[0])]),
             },
         ),
     },

@@ -41,7 +41,8 @@ int main(void) {
   og_expect_scan("(y := 2)", "error@3: assignments are not allowed in a formula");
   og_expect_scan("x # comment", "error@2: this character has no place in a formula (one Python expression)");
   og_expect_scan("x; import os", "error@1: this character has no place in a formula (one Python expression)");
-  og_expect_scan("[v for v in x]", "error@3: Python statements, lambdas and comprehensions are not allowed in a formula");
+  og_expect_scan("[v for v in x]",
+                 "error@3: Python statements, lambdas and comprehensions are not allowed in a formula");
   og_expect_scan("lambda: 0", "error@0: Python statements, lambdas and comprehensions are not allowed in a formula");
   og_expect_scan("'open", "error@0: this string is not closed on its line");
   og_expect_scan(".5 * x.", "error@7: the formula ends with an operator");

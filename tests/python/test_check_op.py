@@ -57,6 +57,16 @@ def test_random_arguments_from_the_spec():
     assert "grad x" in check_op(opspec.ops.leaky_relu).ran
 
 
+def test_contents_from_the_specs_checks():
+    """No arguments given: csr_matvec's and csr_rmatvec's random indices and indptr come
+    from their `check:`s, valid CSR structure, so every check runs, derivatives too."""
+    for seed in range(3):
+        report = check_op(opspec.ops.csr_matvec, seed=seed)
+        assert {"jit", "grad data", "grad x", "zero-size nnz", "vmap in_axes=(None, None, None, 0)"} <= set(report.ran)
+        report = check_op(opspec.ops.csr_rmatvec, n=5, seed=seed)
+        assert {"grad data", "grad y", "zero-size rows"} <= set(report.ran)
+
+
 def test_a_wrong_reference_fails(rng):
     args, _ = case("sigmoid", rng)
     with pytest.raises(AssertionError, match=r"opspec.ops.sigmoid: reference: output 'out' differs"):

@@ -31,10 +31,21 @@ Dim = int | str | EllipsisType | Callable[[dict], int]
 
 
 @dataclasses.dataclass(frozen=True)
+class Check:
+    """What an input's contents must satisfy (spec key `check:`): bounds are functions of
+    the scope of shape symbols and integer attributes, inclusive."""
+
+    min: Callable[[dict], int] | None = None
+    max: Callable[[dict], int] | None = None
+    sorted: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Array:
     name: str
     dtype: str  # a dtype name or a type variable
     shape: tuple  # of Dim
+    check: Check | None = None  # inputs only
 
 
 @dataclasses.dataclass(frozen=True)
