@@ -20,6 +20,7 @@ from builtins import min as _min  # noqa: F401
 
 from opspec._runtime import Array as _Array
 from opspec._runtime import Attr as _Attr
+from opspec._runtime import Check as _Check  # noqa: F401
 from opspec._runtime import Derivative as _Derivative  # noqa: F401
 from opspec._runtime import Op as _Op
 from opspec._runtime import caller as _caller
@@ -37,7 +38,7 @@ _op_gather_scale = _Op(
     name="gather_scale",
     inputs=(
         _Array("x", "T", ("n",)),
-        _Array("idx", "int32", ("m",)),
+        _Array("idx", "int32", ("m",), check=_Check(min=lambda s: 0, max=lambda s: s["n"] - 1)),
     ),
     outputs=(_Array("out", "T", ("m",)),),
     types={"T": ("float32", "float64")},
