@@ -48,7 +48,13 @@ cases = {
     "add": (jax.jit(opspec.ops.add), (xs, xs), x + x),
     "sigmoid": (jax.jit(opspec.ops.sigmoid), (xs,), 1 / (1 + np.exp(-x))),
     "hadamard": (jax.jit(opspec.ops.hadamard), (xs, xs), x * x),
-    "matvec rows": (jax.jit(opspec.ops.matvec), (jax.device_put(A, NamedSharding(mesh, P("d", None))), x[0]), A @ x[0]),
+    # x replicated explicitly: left unconstrained, GSPMD (jax < 0.6) may shard it, and
+    # the contracted x must then be gathered
+    "matvec rows": (
+        jax.jit(opspec.ops.matvec),
+        (jax.device_put(A, NamedSharding(mesh, P("d", None))), jax.device_put(x[0], NamedSharding(mesh, P()))),
+        A @ x[0],
+    ),
     "vmap matvec batch": (jax.jit(jax.vmap(opspec.ops.matvec, in_axes=(None, 0))), (A, xs), x @ A.T),
 }
 for label, (f, args, want) in cases.items():

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import jax
+import jax.export
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +38,7 @@ def test_export_serialize_and_call_in_a_fresh_process(tmp_path, rng):
     script = textwrap.dedent(
         f"""
         import jax
+        import jax.export
         jax.config.update("jax_enable_x64", True)
         import numpy as np
         import opspec  # registers the targets the exported module calls
@@ -121,6 +123,7 @@ def test_every_shipped_op_exports_and_runs_in_a_fresh_process(tmp_path, rng):
     script = textwrap.dedent(
         f"""
         import jax
+        import jax.export
         jax.config.update("jax_enable_x64", True)
         import numpy as np
         import opspec

@@ -23,6 +23,7 @@ through unchanged; give the output its own symbol expression (``n + 0``) to repl
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -181,10 +182,10 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         return mesh, lambda *args: tuple(lower(*args)), out_shardings, arg_shardings
 
     fn = custom_partitioning(lambda *args: tuple(body(*args)))
-    fn.def_partition(
-        partition=partition,
-        infer_sharding_from_operands=infer,
-        sharding_rule=r.text(),
-        need_replication_factors=r.replicated(),
-    )
+    rule_args: dict = {}
+    # jax before 0.6 has no need_replication_factors (nor Shardy on by default): there the
+    # GSPMD callbacks alone partition, and a rule that could not say "replicate" is left out.
+    if "need_replication_factors" in inspect.signature(fn.def_partition).parameters:
+        rule_args = {"sharding_rule": r.text(), "need_replication_factors": r.replicated()}
+    fn.def_partition(partition=partition, infer_sharding_from_operands=infer, **rule_args)
     return lambda *args: list(fn(*args))

@@ -22,6 +22,6 @@ def targets(package: str | None = None) -> list:
 
 def checks(package: str | None = None) -> list:
     """jax.export.DisabledSafetyCheck.custom_call for every target of targets(package)."""
-    import jax.export
+    import jax.export  # imported here: jax < 0.6 does not import it with jax, and needs absl-py for it
 
     return [jax.export.DisabledSafetyCheck.custom_call(name) for name in targets(package)]
