@@ -98,3 +98,34 @@ def test_scan_of_vmapped_op(rng):
         np.testing.assert_array_equal(S[t], (v >= -55).astype(np.int32))
         Vr = np.where(v >= -55, -70.0, v)
     np.testing.assert_allclose(V_end, Vr, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["sequential", "sequential_unrolled", "broadcast_all", "expand_dims"])
+def test_vmap_overrides(method, rng):
+    """A spec's vmap: other than native: the record of add with that method instead."""
+    import dataclasses
+
+    from opspec import _runtime
+    from opspec.testing import op_record
+
+    record = dataclasses.replace(op_record(ops.add), vmap_method=method)
+    X, y = rng.standard_normal((4, 6)), rng.standard_normal(6)
+    in_axes = (0, 0) if method == "expand_dims" else (0, None)  # expand_dims needs equal '...' groups
+    Y = X[::-1].copy() if method == "expand_dims" else y
+    out = jax.vmap(lambda a, b: _runtime.call(record, (a, b), {}), in_axes=in_axes)(X, Y)
+    np.testing.assert_allclose(out, X + Y, rtol=1e-12)
+    calls = jax.jit(jax.vmap(lambda a, b: _runtime.call(record, (a, b), {}), in_axes=in_axes)).lower(X, Y).as_text()
+    if method.startswith("sequential"):
+        assert "while" in calls or calls.count("custom_call @opspec_add") == 1  # a loop of single calls
+        assert "opspec_batch" not in calls
+
+
+def test_vmap_none_refuses(rng):
+    import dataclasses
+
+    from opspec import _runtime
+    from opspec.testing import op_record
+
+    record = dataclasses.replace(op_record(ops.add), vmap_method="none")
+    with pytest.raises(NotImplementedError, match=r"opspec\.ops\.add: vmap method 'none'"):
+        jax.vmap(lambda a: _runtime.call(record, (a, a), {}))(rng.standard_normal((2, 3)))
