@@ -53,6 +53,13 @@ def _scope(op: Any, attrs: tuple, values: dict) -> dict:
     return scope
 
 
+def _array(x: Any) -> Any:
+    """A formula's view of a value: a constant becomes a jax array, so every formula sees
+    one kind of array (jax 0.8 hands rules constants as TypedNdArray, which has no unary
+    minus)."""
+    return x if isinstance(x, jax.core.Tracer) else jnp.asarray(x)
+
+
 def _evaluate(formula: Any, scope: dict) -> Any:
     names = formula.__code__.co_varnames[: formula.__code__.co_argcount]
     return formula(**{n: scope[n] for n in names})
@@ -95,8 +102,8 @@ def jvp(p: Any, primals: Sequence, tangents: Sequence, **params: Any) -> tuple[l
 
 def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **params: Any) -> tuple[list, list]:
     outs = p.bind(*primals, op=op, attrs=attrs, **params)
-    values = {spec.name: x for spec, x in zip(op.inputs, primals)}
-    values.update({spec.name: y for spec, y in zip(op.outputs, outs)})
+    values = {spec.name: _array(x) for spec, x in zip(op.inputs, primals)}
+    values.update({spec.name: _array(y) for spec, y in zip(op.outputs, outs)})
     touts: list = [None] * len(outs)
 
     def add(j: int, t: Any) -> None:
@@ -177,8 +184,8 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
     values: dict = {}
     for spec, x in zip(op.inputs, args):
         # An input being transposed has no value, only its shape and dtype.
-        values[spec.name] = jax.ShapeDtypeStruct(x.aval.shape, x.aval.dtype) if ad.is_undefined_primal(x) else x
-    values.update({f"{spec.name}_bar": ct for spec, ct in zip(op.outputs, cts)})
+        values[spec.name] = jax.ShapeDtypeStruct(x.aval.shape, x.aval.dtype) if ad.is_undefined_primal(x) else _array(x)
+    values.update({f"{spec.name}_bar": _array(ct) for spec, ct in zip(op.outputs, cts)})
     out: list = []
     for spec, x in zip(op.inputs, args):
         if not ad.is_undefined_primal(x):
