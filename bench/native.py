@@ -1,7 +1,7 @@
 """Native helpers the benchmarks build themselves (not part of the wheel): a bare C XLA
-FFI handler to measure call overhead against, and opspec's own handler compiled with a
-serial-branch kernel. Compiled with the system's cc into bench/.build/ (ignored by git)
-on first use.
+FFI handler to measure call overhead against, opspec's own handler compiled with a
+serial-branch kernel, and a STREAM-like triad for the machine's bandwidth. Compiled with
+the system's cc into bench/.build/ (ignored by git) on first use.
 """
 
 import ctypes
@@ -94,3 +94,12 @@ def opspec_add_serial_branch():
 
         _serial = call
     return _serial
+
+
+def triad_gbs(n: int = 1 << 24, reps: int = 10, threads: int = 2) -> float:
+    """Best-of-`reps` triad bandwidth (GB/s) over three arrays of n doubles, `threads`
+    OpenMP threads (bench/native/triad.c)."""
+    lib = build("triad.c", ("-O3", "-fopenmp"))
+    lib.triad_gbs.restype = ctypes.c_double
+    lib.triad_gbs.argtypes = (ctypes.c_int64, ctypes.c_int, ctypes.c_int)
+    return float(lib.triad_gbs(n, reps, threads))
