@@ -4,7 +4,9 @@ machine's bandwidth measured in the same run by a STREAM-like triad the bench bu
 (bench/native/triad.c, C + OpenMP, 2 threads); ratios against jnp (BCSR for CSR), SciPy
 for CSR, and BrainEvent's numba_kernel (serial and prange) and Warp's jax_kernel where
 those are installed (bench/requirements.txt; ./run bench installs numba and brainevent).
-The last rows: the first call after import, each contender in a fresh process.
+The last rows: the first call after import, each contender in a fresh process. For CSR,
+"unchecked" is opspec with its content checks off (opspec.set_checks(False)): the index
+scan the spec's `check:` asks for reads indices and indptr once more per call.
 
 Prints one table and saves bench_roofline.png. Ratios are peer time / opspec time: above
 1, opspec is faster. Contenders are timed in interleaved rounds (median of the rounds),
@@ -276,14 +278,16 @@ def measure(contenders, rounds, min_seconds=0.02):
     """{label: median seconds per call}: each round times every contender once, over a
     batch of calls lasting at least min_seconds."""
     batches = {}
-    for label, (fn, args) in contenders.items():
+    for label, (fn, args, setup) in contenders.items():
+        setup()
         t0 = time.perf_counter()
         run_once(fn, args)
         dt = max(time.perf_counter() - t0, 1e-6)
         batches[label] = max(1, int(min_seconds / dt))
     samples = {label: [] for label in contenders}
     for _ in range(rounds):
-        for label, (fn, args) in contenders.items():
+        for label, (fn, args, setup) in contenders.items():
+            setup()  # the batch before ended with block_until_ready: nothing runs now
             k = batches[label]
             t0 = time.perf_counter()
             for _ in range(k):
@@ -383,18 +387,28 @@ def main(argv=None):
     if args.only:
         wanted = args.only.split(",")
         all_cases = [c for c in all_cases if any(c.name.startswith(w) for w in wanted)]
-    peers = ["jnp", "scipy", "numba serial", "numba prange", "warp"]
+    # "unchecked": opspec with the content checks off (set_checks(False)), CSR only.
+    peers = ["unchecked", "jnp", "scipy", "numba serial", "numba prange", "warp"]
     rows = []
     for case in all_cases:
         add_peers(case)
-        contenders = {"opspec": (jax.jit(case.op), case.args)}
+        checks_on = lambda: opspec.set_checks(True)  # noqa: E731
+        op = jax.jit(case.op)
+        contenders = {"opspec": (op, case.args, checks_on)}
+        if case.name.startswith("csr_matvec"):  # the one op with content checks
+            contenders["unchecked"] = (op, case.args, lambda: opspec.set_checks(False))
         if case.jnp_fn is not None:
-            contenders["jnp"] = (jax.jit(case.jnp_fn), case.args)
+            contenders["jnp"] = (jax.jit(case.jnp_fn), case.args, checks_on)
         for label, peer in case.peers.items():
-            contenders[label] = peer if isinstance(peer, tuple) else (peer, case.args)
-        results = {label: run_once(fn, a) for label, (fn, a) in contenders.items()}
+            fn, a = peer if isinstance(peer, tuple) else (peer, case.args)
+            contenders[label] = (fn, a, checks_on)
+        results = {}
+        for label, (fn, a, setup) in contenders.items():
+            setup()
+            results[label] = run_once(fn, a)
         check(case, results)
         times = measure(contenders, args.rounds)
+        opspec.set_checks(True)
         rows.append((case, times))
         print(f"  measured {case.name}", file=sys.stderr)
 
@@ -434,7 +448,7 @@ def save_plot(path, rows, triad, peers):
         print(f"(matplotlib not installed: no plot at {path})")
         return
     names = [c.name for c, _ in rows]
-    labels = ["opspec"] + [p for p in peers if any(p in t for _, t in rows)]
+    labels = ["opspec"] + [p for p in peers if p != "unchecked" and any(p in t for _, t in rows)]
     fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(names)), 4.5))
     width = 0.8 / len(labels)
     for k, label in enumerate(labels):
