@@ -84,7 +84,13 @@ def opspec_add_serial_branch():
         lib = build(
             "add_serial_branch.c",
             ("-fopenmp", "-I", os.path.join(ROOT, "runtime/include"), "-I", os.path.join(ROOT, "generated")),
-            ("runtime/src/ffi.c", "runtime/src/handler.c", "runtime/src/cpu.c", "generated/ops/add_ffi.c"),
+            (
+                "runtime/src/ffi.c",
+                "runtime/src/handler.c",
+                "runtime/src/batch.c",
+                "runtime/src/cpu.c",
+                "generated/ops/add_ffi.c",
+            ),
         )
         jax.ffi.register_ffi_target("bench_opspec_add_serial", jax.ffi.pycapsule(lib.opspec_add_cpu), platform="cpu")
         lib.opspec_set_cpu_threads(2)
