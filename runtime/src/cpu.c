@@ -7,9 +7,14 @@
 #include <omp.h>
 #endif
 
-/* 32k trips: below this, for the element-wise ops we ship, waking a team of threads
- * costs more than the loop (measured in bench/bench_cpu.py). */
-#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD 32768
+/* 2^20 trips, when `python -m opspec tune` saved no value for this machine and
+ * OPSPEC_PARALLEL_THRESHOLD is unset (opspec/_tune.py). Measured on the 2-core CI machine
+ * (docs/performance.md): two threads won 1.25x at 64k elements of `add` and 1.5-1.7x at
+ * 1M on a quiet machine, but lost at every size up to 4M when other jobs ran (each call
+ * then waits a scheduler slice, ~5 ms, for the second thread). 32768, the old default,
+ * left small loops exposed to that; above 2^20 a loop costs ~0.5 ms or more, so the
+ * risk is bounded in relative terms. */
+#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD (INT64_C(1) << 20)
 
 static atomic_int opspec_thread_cap = 0;
 static atomic_llong opspec_threshold = OPSPEC_DEFAULT_PARALLEL_THRESHOLD;

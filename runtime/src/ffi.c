@@ -132,8 +132,17 @@ static const char *opspec_names_label(const opspec_array_desc *a, int32_t count,
   return out;
 }
 
+/* Whether two short dim lists are equal (a loop: libc's memcmp costs a call per buffer). */
+static bool opspec_dims_equal(const int64_t *a, const int64_t *b, int64_t n) {
+  for (int64_t d = 0; d < n; ++d)
+    if (a[d] != b[d]) return false;
+  return true;
+}
+
 /* Checks one buffer against its description: dtype, rank, each dim. Inputs bind what
- * is not bound yet (type variables, symbols, the '...' group); outputs only compare. */
+ * is not bound yet (type variables, symbols, the '...' group) into `b`; outputs only
+ * compare, and never write to `b` (pass `is_input` false with a `b` that must stay as
+ * it is). This runs on every call: only the error paths format anything. */
 static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
                                           const char *role, const opspec_array_desc *a, const XLA_FFI_Buffer *buf,
                                           bool is_input, const int64_t *extents) {
@@ -144,10 +153,13 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
   if (a->dtype < 0) {
     int32_t t = -1 - a->dtype;
     const opspec_typevar_desc *tv = &op->types[t];
-    if (b->dtypes[t] < 0) {
-      for (int32_t c = 0; c < tv->nchoices && b->dtypes[t] < 0; ++c)
-        if (tv->choices[c] == (int32_t)buf->dtype) b->dtypes[t] = tv->choices[c];
-      if (b->dtypes[t] < 0) {
+    want_dtype = b->dtypes[t];
+    if (want_dtype < 0) {
+      /* Unbound (every variable is bound by an input in specs opspec-gen accepts, so
+       * only hand-made tables get here for an output): any choice. */
+      for (int32_t c = 0; c < tv->nchoices && want_dtype < 0; ++c)
+        if (tv->choices[c] == (int32_t)buf->dtype) want_dtype = tv->choices[c];
+      if (want_dtype < 0) {
         size_t used = 0;
         for (int32_t c = 0; c < tv->nchoices && used < sizeof want; ++c)
           used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "",
@@ -156,9 +168,11 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
                             "%s '%s': expected dtype %s (type %s), got %s", role, a->name, want, tv->name,
                             opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
       }
-      if (is_input) b->dtype_from[t] = (int32_t)(a - op->inputs);
+      if (is_input) {
+        b->dtypes[t] = want_dtype;
+        b->dtype_from[t] = (int32_t)(a - op->inputs);
+      }
     }
-    want_dtype = b->dtypes[t];
     if ((int32_t)buf->dtype != want_dtype && b->dtype_from[t] >= 0)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                           "%s '%s': expected dtype %s (type %s, as input '%s'), got %s", role, a->name,
@@ -182,7 +196,7 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
     if (b->ellipsis_rank < 0 && is_input) {
       b->ellipsis_rank = (int32_t)lead;
       memcpy(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims);
-    } else if (b->ellipsis_rank != lead || memcmp(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims) != 0) {
+    } else if (b->ellipsis_rank != lead || !opspec_dims_equal(b->ellipsis, buf->dims, lead)) {
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                           "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'",
                           role, a->name, opspec_dims_label(buf, shape, sizeof shape));
@@ -200,8 +214,15 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
         break;
       case OPSPEC_DIM_SYM:
         sym = op->symbols[dim->value].name;
-        if (b->symbols[dim->value] < 0) b->symbols[dim->value] = got_extent;
-        want_extent = b->symbols[dim->value];
+        if (b->symbols_bound >> dim->value & 1u) {
+          want_extent = b->symbols[dim->value];
+        } else { /* unbound: inputs bind it; an output takes any extent */
+          want_extent = got_extent;
+          if (is_input) {
+            b->symbols[dim->value] = got_extent;
+            b->symbols_bound |= 1u << dim->value;
+          }
+        }
         break;
       case OPSPEC_DIM_EXPR:
         want_extent = extents[dim->value];
@@ -313,9 +334,13 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
                         opspec_names_label(op->inputs, op->ninputs, inputs, sizeof inputs),
                         opspec_names_label(op->outputs, op->noutputs, outputs, sizeof outputs));
   }
-  memset(b, 0, sizeof *b);
+  /* Only what says what is bound is initialised, with constant-size stores: clearing
+   * the whole struct (~700 bytes), or loops over the op's counts (which GCC turns into
+   * memset calls), cost more per call than the checks. */
+  _Static_assert(OPSPEC_MAX_SYMBOLS <= 32, "symbols_bound has one bit per symbol");
+  b->variant = 0;
   for (int32_t t = 0; t < OPSPEC_MAX_TYPEVARS; ++t) b->dtypes[t] = b->dtype_from[t] = -1;
-  for (int32_t s = 0; s < OPSPEC_MAX_SYMBOLS; ++s) b->symbols[s] = -1;
+  b->symbols_bound = 0;
   b->ellipsis_rank = -1;
 
   for (int32_t i = 0; i < op->ninputs; ++i) {
@@ -355,13 +380,15 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
 
 XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *b,
                                     const int64_t *extents) {
-  opspec_bound scratch = *b; /* outputs never bind: checking works on a copy */
+  /* Outputs never bind (is_input false: opspec_check_buffer leaves `b` as it is), so no
+   * copy of the bindings is needed. */
+  opspec_bound *unchanged = (opspec_bound *)b;
   for (int32_t i = 0; i < op->noutputs; ++i) {
     if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "output '%s' is not a buffer",
                           op->outputs[i].name);
     XLA_FFI_Error *err =
-        opspec_check_buffer(cf, op, &scratch, "output", &op->outputs[i], cf->rets.rets[i], false, extents);
+        opspec_check_buffer(cf, op, unchanged, "output", &op->outputs[i], cf->rets.rets[i], false, extents);
     if (err) return err;
   }
   return NULL;

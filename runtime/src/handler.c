@@ -12,13 +12,20 @@
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 
+/* Runs on every call for every buffer: the product in a local (writing it through `a`
+ * made the compiler reload it, as `a->shape` might alias XLA's dims), and the rank was
+ * checked against OPSPEC_MAX_RANK by opspec_check_buffer. */
 static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
+  const int64_t rank = buf->rank;
+  int64_t size = 1;
   a->data = buf->data;
-  a->size = 1;
-  for (int64_t d = 0; d < OPSPEC_MAX_RANK; ++d) {
-    a->shape[d] = d < buf->rank ? buf->dims[d] : 1;
-    a->size *= a->shape[d]; /* buffers XLA allocated: the product fits */
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t extent = buf->dims[d];
+    a->shape[d] = extent;
+    size *= extent; /* buffers XLA allocated: the product fits */
   }
+  for (int64_t d = rank; d < OPSPEC_MAX_RANK; ++d) a->shape[d] = 1;
+  a->size = size;
 }
 
 XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound) {

@@ -1,8 +1,14 @@
 """Shared setup for the end-to-end tests: real JAX, the built extension, fresh data."""
 
 import os
+import tempfile
 
 import jax
+
+# The suite runs with opspec's defaults, whatever this machine's user tuned or set: no
+# saved parallel threshold (python -m opspec tune) and no override from the environment.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="opspec-test-cache-")
+os.environ.pop("OPSPEC_PARALLEL_THRESHOLD", None)
 
 # float64 specializations are part of every op: test them.
 jax.config.update("jax_enable_x64", True)

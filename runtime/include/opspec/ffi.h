@@ -229,11 +229,15 @@ typedef struct opspec_op_desc {
   opspec_args_fn *launch, *contents, *cuda;
 } opspec_op_desc;
 
-/* What binding the inputs established. */
+/* What binding the inputs established. opspec_bind_inputs initialises only what says
+ * what is bound (dtypes, dtype_from, symbols_bound, ellipsis_rank): symbols and attrs
+ * hold values once bound, and are garbage before, which is cheaper on every call than
+ * clearing them. */
 typedef struct opspec_bound {
-  int32_t variant; /* mixed-radix index of the type-variable choices, first var slowest */
-  int32_t dtypes[OPSPEC_MAX_TYPEVARS];
+  int32_t variant;                         /* mixed-radix index of the type-variable choices, first var slowest */
+  int32_t dtypes[OPSPEC_MAX_TYPEVARS];     /* -1 while unbound */
   int32_t dtype_from[OPSPEC_MAX_TYPEVARS]; /* the input that bound each one, for messages */
+  uint32_t symbols_bound;                  /* bit s: symbols[s] is bound (OPSPEC_MAX_SYMBOLS <= 32) */
   int64_t symbols[OPSPEC_MAX_SYMBOLS];
   const void *attrs[OPSPEC_MAX_ATTRS]; /* scalar values, in desc->attrs order */
   int32_t ellipsis_rank;               /* -1 while no input with '...' was seen */

@@ -9,7 +9,9 @@ simulator, on ``cpu``, when it was built with the simulator), and exposes the op
 time from the generated sources.
 
 Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
-contents checks off, as ``set_checks(False)`` would.
+contents checks off, as ``set_checks(False)`` would. ``OPSPEC_PARALLEL_THRESHOLD=<trips>``
+sets the parallel threshold, over the value ``python -m opspec tune`` saved for this
+machine (docs/performance.md).
 """
 
 import os as _os
@@ -28,6 +30,7 @@ __all__ = [
     "set_cpu_threads",
     "set_parallel_threshold",
     "parallel_threshold",
+    "parallel_threshold_source",
     "set_checks",
     "checks_enabled",
     "target_name",
@@ -80,13 +83,23 @@ def set_cpu_threads(n: int) -> None:
 
 
 def set_parallel_threshold(trips: int) -> None:
-    """Sets the loop trip count at which portable CPU kernels go parallel."""
+    """Sets the loop trip count at which portable CPU kernels go parallel (values below 1
+    become 1), for this process, over the value it started with."""
     _opspec.set_parallel_threshold(int(trips))
 
 
 def parallel_threshold() -> int:
     """The loop trip count at which portable CPU kernels go parallel."""
     return _opspec.parallel_threshold()
+
+
+def parallel_threshold_source() -> str:
+    """Where the threshold this process started with came from: ``"environment
+    (OPSPEC_PARALLEL_THRESHOLD)"``, the path of this machine's file saved by ``python -m
+    opspec tune``, or ``"default"``. ``set_parallel_threshold`` does not change it."""
+    from opspec import _tune
+
+    return _tune.SOURCES.get(__name__, "default")
 
 
 def set_checks(enabled: bool) -> None:

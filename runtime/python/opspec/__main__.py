@@ -2,7 +2,10 @@
 
 python -m opspec --cmake-dir    the folder to pass as -Dopspec_DIR=... to plain CMake
 python -m opspec --version      opspec's version
-python -m opspec                version and build information
+python -m opspec                version, build information, the parallel threshold
+python -m opspec tune           measure where portable CPU loops should go parallel on
+                                this machine, and save it for every later `import opspec`
+                                (docs/performance.md); --no-save only prints it
 """
 
 from __future__ import annotations
@@ -31,8 +34,20 @@ def main(argv: list[str] | None = None) -> int:
         "--cmake-dir", action="store_true", help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)"
     )
     group.add_argument("--version", action="store_true", help="print opspec's version")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["tune"],
+        help="tune: measure this machine's parallel threshold and save it under the user's cache folder",
+    )
+    parser.add_argument("--no-save", action="store_true", help="tune: print the threshold, do not save it")
+    parser.add_argument("--rounds", type=int, default=9, help="tune: interleaved rounds per size (default 9)")
     args = parser.parse_args(argv)
-    if args.cmake_dir:
+    if args.command == "tune":
+        from opspec import _tune
+
+        _tune.tune(save=not args.no_save, rounds=max(1, args.rounds))
+    elif args.cmake_dir:
         print(cmake_dir())
     elif args.version:
         print(opspec.__version__)
@@ -41,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         for key, value in opspec.build_info().items():
             print(f"  {key}: {value}")
         print(f"  registered platforms: {', '.join(opspec.registered_platforms)}")
+        print(f"  parallel threshold: {opspec.parallel_threshold()} trips ({opspec.parallel_threshold_source()})")
     return 0
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 # The limits and dtypes every package shares: the opspec runtime a package compiles
 # and the one it runs with are the same version.
-from opspec import _tables
+from opspec import _tables, _tune
 
 Dim = int | str | EllipsisType | Callable[[dict], int]
 
@@ -423,4 +423,5 @@ def load_package(package: str, api: int = RUNTIME_API) -> tuple:
     native = importlib.import_module(f"{package}._opspec")
     info = native.build_info()
     check_jax(package, _version_tuple(info["ffi_api"]))
+    _tune.apply(package, native)
     return native, register_targets(native)
