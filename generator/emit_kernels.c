@@ -119,6 +119,16 @@ static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
   return og_buf_take(&b);
 }
 
+/* The loops over the launch indices around the body's #include, `indent` columns in. */
+static void og_cpu_nest(const og_op *op, char *const *ext, int indent, og_value *lines) {
+  size_t n = op->launch.n;
+  for (size_t d = 0; d < n; ++d)
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", indent + 2 * (int)d, "", og_index_names[d],
+            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
+  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_line(lines, "%*s}", indent + 2 * (int)(n - 1), "");
+}
+
 /* The portable kernel's loop nest around the body, with the empty-launch contract. */
 static void og_cpu_loops(const og_op *op, og_value *lines) {
   char *ext[3] = {NULL, NULL, NULL};
@@ -133,18 +143,21 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
             op->outputs[i].name, op->outputs[i].name, og_array_ctype(&op->outputs[i]));
   og_line(lines, "    return;");
   og_line(lines, "  }");
+  /* Below the parallel threshold the loop runs as plain C: an OpenMP region with a false
+   * `if` clause would still enter libgomp on every call. The body is an #include, so the
+   * second copy of the loop repeats no body text. */
   if (n == 1)
-    og_line(lines, "#pragma omp parallel for if (opspec_cpu_parallel(%s)) num_threads(opspec_cpu_threads())", ext[0]);
+    og_line(lines, "  if (opspec_cpu_parallel(%s)) {", ext[0]);
   else
-    og_line(lines,
-            "#pragma omp parallel for collapse(%zu) if (opspec_cpu_parallel_nest(%s, %s, %s)) "
-            "num_threads(opspec_cpu_threads())",
-            n, ext[0], ext[1], n == 3 ? ext[2] : "1");
-  for (size_t d = 0; d < n; ++d)
-    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", (int)(2 + 2 * d), "", og_index_names[d],
-            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
-  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  og_line(lines, "%*s}", (int)(2 * n), "");
+    og_line(lines, "  if (opspec_cpu_parallel_nest(%s, %s, %s)) {", ext[0], ext[1], n == 3 ? ext[2] : "1");
+  if (n == 1)
+    og_line(lines, "#pragma omp parallel for num_threads(opspec_cpu_threads())");
+  else
+    og_line(lines, "#pragma omp parallel for collapse(%zu) num_threads(opspec_cpu_threads())", n);
+  og_cpu_nest(op, ext, 4, lines);
+  og_line(lines, "  } else {");
+  og_cpu_nest(op, ext, 4, lines);
+  og_line(lines, "  }");
   og_buf_free(&cond);
   for (size_t d = 0; d < n; ++d) free(ext[d]);
 }

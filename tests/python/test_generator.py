@@ -48,6 +48,24 @@ def test_output_matches_committed_generated(tmp_path):
             assert got == committed.read_text(), path
 
 
+def test_serial_portable_loops_do_not_enter_openmp():
+    # A `#pragma omp parallel for if (...)` still calls into libgomp when the condition is
+    # false; portable kernels branch on the threshold instead and run plain loops below it.
+    for path in sorted((ROOT / "generated" / "ops").glob("*_cpu.c")):
+        spec = (ROOT / "specs" / (path.name[: -len("_cpu.c")] + ".yaml")).read_text()
+        if "\ncpu:" in spec:
+            continue  # a raw cpu body writes its own pragmas
+        text = path.read_text()
+        lines = text.splitlines()
+        pragmas = [n for n, line in enumerate(lines) if line.startswith("#pragma omp")]
+        assert pragmas, path
+        for n in pragmas:
+            assert " if (" not in lines[n], (path, lines[n])
+            assert lines[n - 1].startswith("  if (opspec_cpu_parallel"), (path, lines[n - 1])
+        body = f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"'
+        assert text.count(body) == 2 * len(pragmas), path  # the parallel and the serial loop
+
+
 def test_write_if_changed_and_deterministic(tmp_path):
     assert gen("--out", str(tmp_path), *SPECS).returncode == 0
     first = snapshot(tmp_path)

@@ -63,6 +63,8 @@ def test_thread_cap_and_threshold_keep_results(rng):
             opspec.set_parallel_threshold(threshold)
             np.testing.assert_allclose(opspec.ops.add(x, y), x + y)
             np.testing.assert_allclose(opspec.ops.parallel_add(x, y), x + y)
+            a, b = x.reshape(400, 250), y.reshape(400, 250)  # a collapsed 2-D loop nest
+            np.testing.assert_allclose(opspec.ops.hadamard(a, b), a * b)
     finally:
         opspec.set_cpu_threads(0)
         opspec.set_parallel_threshold(before)
