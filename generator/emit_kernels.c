@@ -143,6 +143,10 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
             op->outputs[i].name, op->outputs[i].name, og_array_ctype(&op->outputs[i]));
   og_line(lines, "    return;");
   og_line(lines, "  }");
+  if (op->prologue.present) {
+    og_line(lines, "  /* The prologue: once per call, before the loop. */");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
   /* Below the parallel threshold the loop runs as plain C: an OpenMP region with a false
    * `if` clause would still enter libgomp on every call. The body is an #include, so the
    * second copy of the loop repeats no body text. */
@@ -177,6 +181,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   og_idents_scan(&used, body->text);
   bool portable = !op->cpu.present;
   if (portable) {
+    if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     og_use_launch(&used, &op->launch);
     for (size_t i = 0; i < op->noutputs; ++i) /* the zero-fill's sizeof */
       if (op->outputs[i].typevar >= 0) og_idents_add(&used, op->types[op->outputs[i].typevar].name);
@@ -246,6 +251,8 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_value *lines = og_lines(), *locals = og_lines();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
+  bool prologue = launch && op->prologue.present;
+  if (prologue) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
   og_declare(op, &used, "opspec_args.", locals);
   og_idents_free(&used);
@@ -253,6 +260,10 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_line(lines, "static __global__ void %s(const opspec_%s_args opspec_args) {", fn, op->name);
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
+  if (prologue) {
+    og_line(lines, "  /* The prologue: once per thread, before its indices. */");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
   size_t loops = 0;
   if (launch) {
     /* The last extent runs along x: one thread per index, and those past it return. */

@@ -462,6 +462,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *aliases = og_keys_take(&k, "aliases");
   const og_ynode *launch = og_keys_take(&k, "launch");
   const og_ynode *threads = og_keys_take(&k, "threads_per_block");
+  const og_ynode *prologue = og_keys_take(&k, "prologue");
   const og_ynode *kernel = og_keys_take(&k, "kernel");
   const og_ynode *cpu = og_keys_take(&k, "cpu");
   const og_ynode *cuda = og_keys_take(&k, "cuda");
@@ -484,6 +485,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) og_load_aliases(op, aliases, d);
   if (launch) og_load_launch(&op->launch, launch, "'launch'", d);
   if (threads) og_load_launch(&op->threads, threads, "'threads_per_block'", d);
+  if (prologue) og_load_body(&op->prologue, prologue, "'prologue'", d);
   if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
   if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
   if (cuda) og_load_cuda(op, cuda, d);
@@ -566,6 +568,7 @@ void og_op_free(og_op *op) {
   og_derivatives_free(op);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
+  free(op->prologue.text);
   free(op->kernel.text);
   free(op->cpu.text);
   for (size_t i = 0; i < op->ncuda; ++i) {

@@ -20,6 +20,10 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 14 "specs/exp_decay.yaml"
+  const T factor = (T)exp(-(double)decay[0]);
+#line 27 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
@@ -45,6 +49,10 @@ static void opspec_exp_decay_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 14 "specs/exp_decay.yaml"
+  const T factor = (T)exp(-(double)decay[0]);
+#line 56 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {

@@ -26,6 +26,13 @@ static void opspec_lif_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 19 "specs/lif.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 36 "generated/ops/lif_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
@@ -57,6 +64,13 @@ static void opspec_lif_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 19 "specs/lif.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 74 "generated/ops/lif_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {

@@ -19,6 +19,13 @@ static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args) {
   T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
+  /* The prologue: once per thread, before its indices. */
+#line 19 "specs/lif.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 29 "generated/ops/lif_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 #include "ops/lif_body.inc"

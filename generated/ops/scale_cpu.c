@@ -20,6 +20,10 @@ static void opspec_scale_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 14 "specs/scale.yaml"
+  const T factor = s[0];
+#line 27 "generated/ops/scale_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
@@ -45,6 +49,10 @@ static void opspec_scale_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 14 "specs/scale.yaml"
+  const T factor = s[0];
+#line 56 "generated/ops/scale_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {

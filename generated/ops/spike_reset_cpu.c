@@ -23,6 +23,11 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 16 "specs/spike_reset.yaml"
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+#line 31 "generated/ops/spike_reset_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
@@ -51,6 +56,11 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 16 "specs/spike_reset.yaml"
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+#line 64 "generated/ops/spike_reset_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
