@@ -11,9 +11,9 @@
 static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT decay = (const T *)opspec_args->decay.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *out = (T *)opspec_args->out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -21,7 +21,7 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 14 "specs/exp_decay.yaml"
+#line 15 "specs/exp_decay.yaml"
   const T factor = (T)exp(-(double)decay[0]);
 #line 27 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {
@@ -40,9 +40,9 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
 static void opspec_exp_decay_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT decay = (const T *)opspec_args->decay.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *out = (T *)opspec_args->out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -50,7 +50,7 @@ static void opspec_exp_decay_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 14 "specs/exp_decay.yaml"
+#line 15 "specs/exp_decay.yaml"
   const T factor = (T)exp(-(double)decay[0]);
 #line 56 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {

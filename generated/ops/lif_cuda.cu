@@ -10,17 +10,17 @@
 /* lif, one thread per launch index. */
 template <typename T>
 static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args) {
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *V = (const T *)opspec_args.V.data;
   const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args.I_ext.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args.tau_inv.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args.dt.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
+  T *V_out = (T *)opspec_args.V_out.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
   /* The prologue: once per thread, before its indices. */
-#line 19 "specs/lif.yaml"
+#line 20 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];

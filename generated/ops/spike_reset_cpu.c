@@ -11,11 +11,11 @@
 static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -24,7 +24,7 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 16 "specs/spike_reset.yaml"
+#line 17 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
 #line 31 "generated/ops/spike_reset_cpu.c"
@@ -44,11 +44,11 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
 static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -57,7 +57,7 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 16 "specs/spike_reset.yaml"
+#line 17 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
 #line 64 "generated/ops/spike_reset_cpu.c"

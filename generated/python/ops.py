@@ -260,7 +260,7 @@ _op_exp_decay = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 0},
     derivatives={
         "x": _Derivative(
             "elementwise",
@@ -427,7 +427,7 @@ _op_lif = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 0},
 )
 
 
@@ -784,7 +784,7 @@ _op_spike_reset = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 1},
 )
 
 
