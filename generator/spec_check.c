@@ -169,7 +169,8 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
     og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n,
                   op->launch.n);
   if (op->prologue.present && !op->kernel.present)
-    og_diag_error(d, op->prologue.loc, "'prologue' goes with a portable 'kernel' (it runs once before its loop), and there is none");
+    og_diag_error(d, op->prologue.loc,
+                  "'prologue' goes with a portable 'kernel' (it runs once before its loop), and there is none");
   og_check_launch(op, &op->launch, "'launch'", false, d);
   og_check_launch(op, &op->threads, "'threads_per_block'", true, d);
 
