@@ -44,6 +44,8 @@ extern "C" int opspec_scale_cuda_launch(const void *opspec_argp, int32_t opspec_
       return opspec_launch_kernel(opspec_scale_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     case 1: /* T = float64 */
       return opspec_launch_kernel(opspec_scale_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 2: /* T = float16 */
+      return opspec_launch_kernel(opspec_scale_kernel<opspec_float16>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -47,6 +47,34 @@ def test_op_matches_numpy(name, dtype, jit, rng):
     check(name, args, attrs, dtype, run(name, args, attrs, jit))
 
 
+# The ops whose specs list float16: _Float16 on CPU (computed in float, rounded on store).
+FLOAT16_OPS = sorted(n for n in OPS if "float16" in getattr(opspec.ops, f"_op_{n}").types.get("T", ()))
+
+
+def test_float16_ops_are_the_documented_ones():
+    assert FLOAT16_OPS == ["add", "relu", "scale", "sigmoid"]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", FLOAT16_OPS)
+def test_float16_op_matches_numpy(name, jit, rng):
+    # Fresh random data each run (the rng fixture's seed is printed); both sides of the
+    # parallel threshold.
+    for n in (int(rng.integers(1, 3000)), max(2 * opspec.parallel_threshold(), 70_000)):
+        args, attrs = CASES[name][0](rng, np.float16, n)
+        assert all(a.dtype == np.float16 for a in args)
+        check(name, args, attrs, np.float16, run(name, args, attrs, jit))
+        # jnp arrays of jnp.float16 are accepted as well as NumPy's.
+        got = run(name, [jnp.asarray(a, jnp.float16) for a in args], attrs, jit)
+        check(name, args, attrs, np.float16, got)
+
+
+def test_bfloat16_is_refused_at_trace_time():
+    x = jnp.ones(4, jnp.bfloat16)
+    with pytest.raises(TypeError, match="expected dtype float32 or float64 or float16 \\(type T\\), got bfloat16"):
+        opspec.ops.add(x, x)
+
+
 @pytest.mark.parametrize("name", ["add", "relu", "sigmoid", "split", "exp_decay", "lif", "csr_matvec", "sum"])
 def test_large_inputs_take_the_parallel_path(name, rng):
     n = max(2 * opspec.parallel_threshold(), 70_000)
