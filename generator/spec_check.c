@@ -73,7 +73,11 @@ static og_loc og_symbol_loc(const og_op *op, const char *name) {
 }
 
 /* What names an expression may use, by context. */
-typedef enum og_scope { OG_SCOPE_SHAPE, OG_SCOPE_LAUNCH } og_scope;
+typedef enum og_scope {
+  OG_SCOPE_SHAPE,
+  OG_SCOPE_LAUNCH,
+  OG_SCOPE_COST, /* `bytes:` and `flops:`: as shapes, and a type variable is its element size */
+} og_scope;
 
 typedef struct og_expr_ctx {
   const og_op *op;
@@ -97,10 +101,22 @@ static void og_check_expr_name(const og_expr *n, void *ud) {
   const og_attr *attr = og_op_attr(c->op, n->name);
   if (attr && attr->has_type && og_attr_types[attr->type].integer) return;
   if (og_is_size_name(c->op, n->name, c->scope)) return;
+  if (c->scope == OG_SCOPE_COST)
+    for (size_t t = 0; t < c->op->ntypes; ++t)
+      if (c->op->types[t].name && strcmp(c->op->types[t].name, n->name) == 0) return;
+  if (c->scope == OG_SCOPE_COST && !attr) {
+    og_diag_error(c->d, n->loc,
+                  "%s uses '%s', which is not a shape symbol, an integer attribute, an input's NAME_size or a type "
+                  "variable (its element size in bytes)",
+                  c->what, n->name);
+    return;
+  }
   if (attr)
     og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s", c->what,
                   n->name, attr->has_type ? og_attr_types[attr->type].name : "?",
-                  c->scope == OG_SCOPE_LAUNCH ? "launch configurations" : "shapes");
+                  c->scope == OG_SCOPE_LAUNCH ? "launch configurations"
+                  : c->scope == OG_SCOPE_COST ? "'bytes' and 'flops'"
+                                              : "shapes");
   else
     og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s", c->what,
                   n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
@@ -344,6 +360,8 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_arrays(op, op->outputs, op->noutputs, d);
   og_check_arrays(op, op->scratch, op->nscratch, d);
   og_check_bodies(op, d);
+  og_check_expr(op, op->bytes, OG_SCOPE_COST, "'bytes'", d);
+  og_check_expr(op, op->flops, OG_SCOPE_COST, "'flops'", d);
   og_check_body_decls(op, &op->prologue, "'prologue'", op->launch.n, d);
   og_check_body_decls(op, &op->kernel, "'kernel'", op->launch.n, d);
   og_check_prologue_kernel(op, d);

@@ -468,6 +468,8 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *cuda = og_keys_take(&k, "cuda");
   const og_ynode *scratch = og_keys_take(&k, "scratch");
   const og_ynode *derivs = og_keys_take(&k, "derivatives");
+  const og_ynode *bytes = og_keys_take(&k, "bytes");
+  const og_ynode *flops = og_keys_take(&k, "flops");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -490,6 +492,8 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
   if (cuda) og_load_cuda(op, cuda, d);
   if (derivs) og_load_derivatives(op, derivs, d);
+  if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
+  if (flops) op->flops = og_load_expr(flops, "'flops'", d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
@@ -568,6 +572,8 @@ void og_op_free(og_op *op) {
   og_derivatives_free(op);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
+  og_expr_free(op->bytes);
+  og_expr_free(op->flops);
   free(op->prologue.text);
   free(op->kernel.text);
   free(op->cpu.text);

@@ -21,7 +21,7 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 15 "specs/exp_decay.yaml"
+#line 17 "specs/exp_decay.yaml"
   const T factor = (T)exp(-(double)decay[0]);
 #line 27 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {
@@ -50,7 +50,7 @@ static void opspec_exp_decay_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 15 "specs/exp_decay.yaml"
+#line 17 "specs/exp_decay.yaml"
   const T factor = (T)exp(-(double)decay[0]);
 #line 56 "generated/ops/exp_decay_cpu.c"
   if (opspec_cpu_parallel(n)) {

@@ -15,7 +15,7 @@ static __global__ void opspec_exp_decay_kernel(const opspec_exp_decay_args opspe
   T *out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
   /* The prologue: once per thread, before its indices. */
-#line 15 "specs/exp_decay.yaml"
+#line 17 "specs/exp_decay.yaml"
   const T factor = (T)exp(-(double)decay[0]);
 #line 21 "generated/ops/exp_decay_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

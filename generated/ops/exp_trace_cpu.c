@@ -22,7 +22,7 @@ static void opspec_exp_trace_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 19 "specs/exp_trace.yaml"
+#line 21 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
 #line 28 "generated/ops/exp_trace_cpu.c"
   if (opspec_cpu_parallel(n)) {
@@ -52,7 +52,7 @@ static void opspec_exp_trace_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 19 "specs/exp_trace.yaml"
+#line 21 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
 #line 58 "generated/ops/exp_trace_cpu.c"
   if (opspec_cpu_parallel(n)) {

@@ -16,7 +16,7 @@ static __global__ void opspec_exp_trace_kernel(const opspec_exp_trace_args opspe
   T *out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
   /* The prologue: once per thread, before its indices. */
-#line 19 "specs/exp_trace.yaml"
+#line 21 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
 #line 22 "generated/ops/exp_trace_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

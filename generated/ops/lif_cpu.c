@@ -27,7 +27,7 @@ static void opspec_lif_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 20 "specs/lif.yaml"
+#line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
@@ -65,7 +65,7 @@ static void opspec_lif_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 20 "specs/lif.yaml"
+#line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];

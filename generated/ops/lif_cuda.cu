@@ -20,7 +20,7 @@ static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args) {
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
   /* The prologue: once per thread, before its indices. */
-#line 20 "specs/lif.yaml"
+#line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];

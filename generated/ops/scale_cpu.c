@@ -21,7 +21,7 @@ static void opspec_scale_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 14 "specs/scale.yaml"
+#line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 27 "generated/ops/scale_cpu.c"
   if (opspec_cpu_parallel(n)) {
@@ -50,7 +50,7 @@ static void opspec_scale_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 14 "specs/scale.yaml"
+#line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 56 "generated/ops/scale_cpu.c"
   if (opspec_cpu_parallel(n)) {
@@ -79,7 +79,7 @@ static void opspec_scale_cpu_float16(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 14 "specs/scale.yaml"
+#line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 85 "generated/ops/scale_cpu.c"
   if (opspec_cpu_parallel(n)) {

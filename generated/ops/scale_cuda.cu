@@ -15,7 +15,7 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args) 
   T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
   /* The prologue: once per thread, before its indices. */
-#line 14 "specs/scale.yaml"
+#line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 21 "generated/ops/scale_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

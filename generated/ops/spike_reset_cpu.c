@@ -24,7 +24,7 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 17 "specs/spike_reset.yaml"
+#line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
 #line 31 "generated/ops/spike_reset_cpu.c"
@@ -57,7 +57,7 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
     return;
   }
   /* The prologue: once per call, before the loop. */
-#line 17 "specs/spike_reset.yaml"
+#line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
 #line 64 "generated/ops/spike_reset_cpu.c"

@@ -14,7 +14,7 @@ static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args o
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
-#line 29 "specs/spike_reset.yaml"
+#line 31 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) spikes[i] = V[i] >= V_th[0];
 #line 21 "generated/ops/spike_reset_cuda.cu"
@@ -28,7 +28,7 @@ static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args op
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   T *V_out = (T *)opspec_args.V_out.data;
   const int64_t n = opspec_args.n;
-#line 35 "specs/spike_reset.yaml"
+#line 37 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 35 "generated/ops/spike_reset_cuda.cu"

@@ -70,6 +70,8 @@ _op_abs_two_pass = _Op(
             },
         ),
     },
+    bytes=lambda s: 4 * s["n"] * s["T"],
+    flops=lambda s: 2 * s["n"],
 )
 
 
@@ -110,6 +112,8 @@ _op_add = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -143,6 +147,8 @@ _op_block_sum = _Op(
             },
         ),
     },
+    bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -184,6 +190,8 @@ _op_csr_matvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
+    flops=lambda s: 2 * s["nnz"],
 )
 
 
@@ -228,6 +236,8 @@ _op_csr_rmatvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
+    flops=lambda s: 2 * s["nnz"],
 )
 
 
@@ -275,6 +285,8 @@ _op_exp_decay = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -320,6 +332,8 @@ _op_exp_trace = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: 2 * s["n"],
 )
 
 
@@ -361,6 +375,8 @@ _op_hadamard = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
+    flops=lambda s: s["m"] * s["n"],
 )
 
 
@@ -393,6 +409,8 @@ _op_leaky_relu = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -428,6 +446,8 @@ _op_lif = _Op(
     attrs=(),
     vmap_method="native",
     aliases={0: 0},
+    bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
+    flops=lambda s: 6 * s["n"],
 )
 
 
@@ -509,6 +529,8 @@ _op_lif_surrogate = _Op(
             },
         ),
     },
+    bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
+    flops=lambda s: 6 * s["n"],
 )
 
 
@@ -560,6 +582,8 @@ _op_matvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
+    flops=lambda s: 2 * s["rows"] * s["cols"],
 )
 
 
@@ -589,6 +613,8 @@ _op_max = _Op(
             },
         ),
     },
+    bytes=lambda s: s["x_size"] * s["T"] + s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -626,6 +652,8 @@ _op_parallel_add = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -658,6 +686,8 @@ _op_relu = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -690,6 +720,8 @@ _op_running_stats = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
+    flops=lambda s: 4 * s["n"],
 )
 
 
@@ -729,6 +761,8 @@ _op_scale = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -758,6 +792,8 @@ _op_sigmoid = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: 4 * s["x_size"],
 )
 
 
@@ -785,6 +821,8 @@ _op_spike_reset = _Op(
     attrs=(),
     vmap_method="native",
     aliases={0: 1},
+    bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -822,6 +860,8 @@ _op_split = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: 2 * s["x_size"],
 )
 
 
@@ -850,6 +890,8 @@ _op_sum = _Op(
             },
         ),
     },
+    bytes=lambda s: s["x_size"] * s["T"] + s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 

@@ -185,3 +185,26 @@ def test_hadamard_2d_launch_seed_numbers():
     A = jnp.arange(64 * 64, dtype=jnp.float32).reshape(64, 64)
     B = jnp.ones((64, 64), dtype=jnp.float32) * 2.0
     np.testing.assert_array_equal(opspec.ops.hadamard(A, B), np.asarray(A) * 2)
+
+
+def test_every_op_declares_its_cost():
+    for name in OPS:
+        record = getattr(opspec.ops, f"_op_{name}")
+        assert record.bytes is not None and record.flops is not None, name
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=["f16", "f32", "f64"])
+def test_cost_follows_the_shapes_and_the_element_size(dtype, rng):
+    n = int(rng.integers(1, 10_000))
+    x = np.zeros((2, n), dtype)
+    size = np.dtype(dtype).itemsize
+    assert opspec.cost(opspec.ops.add, x, x) == {"bytes": 3 * 2 * n * size, "flops": 2 * n}
+    assert opspec.cost(opspec.ops.scale, x[0], x[0, :1]) == {"bytes": (2 * n + 1) * size, "flops": n}
+
+
+def test_cost_of_csr_matvec_counts_the_index_arrays(rng):
+    args, attrs = CASES["csr_matvec"][0](rng, np.float64, 50)
+    data, indices, indptr, x = args
+    nnz, rows = len(data), len(indptr) - 1
+    want = nnz * (8 + 4) + (rows + 1) * 4 + len(x) * 8 + rows * 8
+    assert opspec.cost(opspec.ops.csr_matvec, *args, **attrs) == {"bytes": want, "flops": 2 * nnz}

@@ -15,6 +15,7 @@ contents checks off, as ``set_checks(False)`` would.
 import os as _os
 
 from opspec._runtime import backends as _backends
+from opspec._runtime import cost
 from opspec._runtime import load_package as _load_package
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "set_checks",
     "checks_enabled",
     "target_name",
+    "cost",
     "registered_platforms",
     "__version__",
 ]
