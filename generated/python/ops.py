@@ -328,7 +328,7 @@ _op_exp_trace = _Op(
         "tau_inv": _Derivative(
             "jvp",
             {
-                "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (-trace * jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
+                "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (trace * -jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
             },
         ),
     },
