@@ -168,9 +168,9 @@ void og_idents_free(og_idents *set) {
 
 /* A word that names a type, or qualifies one. */
 static bool og_is_type_word(const char *word, const og_idents *types) {
-  static const char *const words[] = {"void",   "char",     "short", "int",    "long",         "float", "double",
-                                      "signed", "unsigned", "bool",  "_Bool",  "auto",         "const", "volatile",
-                                      "static", "register", "half",  "__half", "__nv_bfloat16"};
+  static const char *const words[] = {"void",   "char",     "short", "int",    "long",          "float",   "double",
+                                      "signed", "unsigned", "bool",  "_Bool",  "auto",          "const",   "volatile",
+                                      "static", "register", "half",  "__half", "__nv_bfloat16", "_Float16"};
   for (size_t i = 0; i < sizeof words / sizeof *words; ++i)
     if (strcmp(words[i], word) == 0) return true;
   size_t len = strlen(word);

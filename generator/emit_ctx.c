@@ -402,6 +402,17 @@ static og_value *og_ctx_python(const og_op *op) {
   og_buf_puts(&b, "},");
   og_line(lines, "%s", og_buf_str(&b));
   og_py_derivatives(lines, op, &b);
+  /* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
+  const og_expr *costs[] = {op->bytes, op->flops};
+  static const char *const cost_keys[] = {"bytes", "flops"};
+  for (size_t c = 0; c < 2; ++c) {
+    if (!costs[c]) continue;
+    og_buf_clear(&b);
+    og_buf_printf(&b, "    %s=lambda s: ", cost_keys[c]);
+    og_expr_render_py(costs[c], &b, og_spell_py, NULL);
+    og_buf_puts(&b, ",");
+    og_line(lines, "%s", og_buf_str(&b));
+  }
   og_line(lines, ")");
   og_line(lines, "%s", "");
   og_line(lines, "%s", "");

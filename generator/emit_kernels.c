@@ -119,6 +119,16 @@ static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
   return og_buf_take(&b);
 }
 
+/* The loops over the launch indices around the body's #include, `indent` columns in. */
+static void og_cpu_nest(const og_op *op, char *const *ext, int indent, og_value *lines) {
+  size_t n = op->launch.n;
+  for (size_t d = 0; d < n; ++d)
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", indent + 2 * (int)d, "", og_index_names[d],
+            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
+  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_line(lines, "%*s}", indent + 2 * (int)(n - 1), "");
+}
+
 /* The portable kernel's loop nest around the body, with the empty-launch contract. */
 static void og_cpu_loops(const og_op *op, og_value *lines) {
   char *ext[3] = {NULL, NULL, NULL};
@@ -133,18 +143,25 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
             op->outputs[i].name, op->outputs[i].name, og_array_ctype(&op->outputs[i]));
   og_line(lines, "    return;");
   og_line(lines, "  }");
+  if (op->prologue.present) {
+    og_line(lines, "  /* The prologue: once per call, before the loop. */");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
+  /* Below the parallel threshold the loop runs as plain C: an OpenMP region with a false
+   * `if` clause would still enter libgomp on every call. The body is an #include, so the
+   * second copy of the loop repeats no body text. */
   if (n == 1)
-    og_line(lines, "#pragma omp parallel for if (opspec_cpu_parallel(%s)) num_threads(opspec_cpu_threads())", ext[0]);
+    og_line(lines, "  if (opspec_cpu_parallel(%s)) {", ext[0]);
   else
-    og_line(lines,
-            "#pragma omp parallel for collapse(%zu) if (opspec_cpu_parallel_nest(%s, %s, %s)) "
-            "num_threads(opspec_cpu_threads())",
-            n, ext[0], ext[1], n == 3 ? ext[2] : "1");
-  for (size_t d = 0; d < n; ++d)
-    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", (int)(2 + 2 * d), "", og_index_names[d],
-            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
-  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  og_line(lines, "%*s}", (int)(2 * n), "");
+    og_line(lines, "  if (opspec_cpu_parallel_nest(%s, %s, %s)) {", ext[0], ext[1], n == 3 ? ext[2] : "1");
+  if (n == 1)
+    og_line(lines, "#pragma omp parallel for num_threads(opspec_cpu_threads())");
+  else
+    og_line(lines, "#pragma omp parallel for collapse(%zu) num_threads(opspec_cpu_threads())", n);
+  og_cpu_nest(op, ext, 4, lines);
+  og_line(lines, "  } else {");
+  og_cpu_nest(op, ext, 4, lines);
+  og_line(lines, "  }");
   og_buf_free(&cond);
   for (size_t d = 0; d < n; ++d) free(ext[d]);
 }
@@ -164,6 +181,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   og_idents_scan(&used, body->text);
   bool portable = !op->cpu.present;
   if (portable) {
+    if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     og_use_launch(&used, &op->launch);
     for (size_t i = 0; i < op->noutputs; ++i) /* the zero-fill's sizeof */
       if (op->outputs[i].typevar >= 0) og_idents_add(&used, op->types[op->outputs[i].typevar].name);
@@ -233,6 +251,8 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_value *lines = og_lines(), *locals = og_lines();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
+  bool prologue = launch && op->prologue.present;
+  if (prologue) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
   og_declare(op, &used, "opspec_args.", locals);
   og_idents_free(&used);
@@ -240,6 +260,10 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_line(lines, "static __global__ void %s(const opspec_%s_args opspec_args) {", fn, op->name);
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
+  if (prologue) {
+    og_line(lines, "  /* The prologue: once per thread, before its indices. */");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
   size_t loops = 0;
   if (launch) {
     /* The last extent runs along x: one thread per index, and those past it return. */

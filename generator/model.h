@@ -175,6 +175,9 @@ typedef struct og_op {
   og_vmap vmap;
   og_launch launch;     /* portable launch extents */
   og_launch threads;    /* threads_per_block for the portable kernel on GPU */
+  og_expr *bytes;       /* `bytes:`, memory traffic of a call, or NULL */
+  og_expr *flops;       /* `flops:`, arithmetic of a call, or NULL */
+  og_body prologue;     /* portable kernel: run once per call (per thread in CUDA) before the loop */
   og_body kernel;       /* portable body, run once per launch index */
   og_body cpu;          /* raw CPU function body */
   og_cuda_kernel *cuda; /* raw CUDA kernels, run in order */

@@ -104,7 +104,7 @@ void og_py_scan_formula(const char *text, og_py_scan *scan) {
       while (text[j] && text[j] != c && text[j] != '\n') j += text[j] == '\\' && text[j + 1] ? 2 : 1;
       if (text[j] != c) og_py_fail(scan, "this string is not closed on its line", i);
       after_operand = true;
-      i = j + 1;
+      i = text[j] ? j + 1 : j; /* an unclosed string at the end: stay on the NUL */
       continue;
     }
     if (c == '(' || c == '[' || c == '{') {

@@ -73,7 +73,11 @@ static og_loc og_symbol_loc(const og_op *op, const char *name) {
 }
 
 /* What names an expression may use, by context. */
-typedef enum og_scope { OG_SCOPE_SHAPE, OG_SCOPE_LAUNCH } og_scope;
+typedef enum og_scope {
+  OG_SCOPE_SHAPE,
+  OG_SCOPE_LAUNCH,
+  OG_SCOPE_COST, /* `bytes:` and `flops:`: as shapes, and a type variable is its element size */
+} og_scope;
 
 typedef struct og_expr_ctx {
   const og_op *op;
@@ -97,10 +101,22 @@ static void og_check_expr_name(const og_expr *n, void *ud) {
   const og_attr *attr = og_op_attr(c->op, n->name);
   if (attr && attr->has_type && og_attr_types[attr->type].integer) return;
   if (og_is_size_name(c->op, n->name, c->scope)) return;
+  if (c->scope == OG_SCOPE_COST)
+    for (size_t t = 0; t < c->op->ntypes; ++t)
+      if (c->op->types[t].name && strcmp(c->op->types[t].name, n->name) == 0) return;
+  if (c->scope == OG_SCOPE_COST && !attr) {
+    og_diag_error(c->d, n->loc,
+                  "%s uses '%s', which is not a shape symbol, an integer attribute, an input's NAME_size or a type "
+                  "variable (its element size in bytes)",
+                  c->what, n->name);
+    return;
+  }
   if (attr)
     og_diag_error(c->d, n->loc, "%s uses attribute '%s' of type %s; only integer attributes may appear in %s", c->what,
                   n->name, attr->has_type ? og_attr_types[attr->type].name : "?",
-                  c->scope == OG_SCOPE_LAUNCH ? "launch configurations" : "shapes");
+                  c->scope == OG_SCOPE_LAUNCH ? "launch configurations"
+                  : c->scope == OG_SCOPE_COST ? "'bytes' and 'flops'"
+                                              : "shapes");
   else
     og_diag_error(c->d, n->loc, "%s uses '%s', which is not a shape symbol, an integer attribute or %s", c->what,
                   n->name, c->scope == OG_SCOPE_LAUNCH ? "an array's NAME_size" : "an input's NAME_size");
@@ -168,6 +184,9 @@ static void og_check_bodies(const og_op *op, og_diag *d) {
   if (op->threads.n && op->launch.n && op->threads.n != op->launch.n)
     og_diag_error(d, op->threads.loc, "'threads_per_block' has %zu extents but 'launch' has %zu", op->threads.n,
                   op->launch.n);
+  if (op->prologue.present && !op->kernel.present)
+    og_diag_error(d, op->prologue.loc,
+                  "'prologue' goes with a portable 'kernel' (it runs once before its loop), and there is none");
   og_check_launch(op, &op->launch, "'launch'", false, d);
   og_check_launch(op, &op->threads, "'threads_per_block'", true, d);
 
@@ -266,6 +285,41 @@ static void og_check_body_decls(const og_op *op, const og_body *b, const char *w
   og_idents_free(&types);
 }
 
+/* The kernel runs in the prologue's scope (in a 1-D CUDA kernel, the same block), so it
+ * may not declare a local the prologue declares. */
+typedef struct og_prologue_ctx {
+  const og_op *op;
+  og_idents names; /* what the prologue declares */
+  og_diag *d;
+} og_prologue_ctx;
+
+static void og_prologue_decl(const char *name, int line, int col, void *ud) {
+  (void)line;
+  (void)col;
+  og_idents_add(&((og_prologue_ctx *)ud)->names, name);
+}
+
+static void og_kernel_decl(const char *name, int line, int col, void *ud) {
+  og_prologue_ctx *c = ud;
+  if (!og_idents_has(&c->names, name)) return;
+  const og_body *b = &c->op->kernel;
+  bool block = b->line > b->loc.line;
+  og_loc loc = {b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1};
+  og_diag_error(c->d, loc, "'kernel' declares '%s', which the 'prologue' declares and is already in scope: rename one",
+                name);
+}
+
+static void og_check_prologue_kernel(const og_op *op, og_diag *d) {
+  if (!op->prologue.present || !op->kernel.present) return;
+  og_prologue_ctx c = {op, {0}, d};
+  og_idents types = {0};
+  for (size_t t = 0; t < op->ntypes; ++t) og_idents_add(&types, op->types[t].name);
+  og_idents_scan_decls(op->prologue.text, &types, og_prologue_decl, &c);
+  og_idents_scan_decls(op->kernel.text, &types, og_kernel_decl, &c);
+  og_idents_free(&types);
+  og_idents_free(&c.names);
+}
+
 void og_spec_check(const og_op *op, og_diag *d) {
   /* The file name is the op's name, so the build knows every generated file from the
    * list of specs alone, as Redis derives its command table from one JSON file per command. */
@@ -306,7 +360,11 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_arrays(op, op->outputs, op->noutputs, d);
   og_check_arrays(op, op->scratch, op->nscratch, d);
   og_check_bodies(op, d);
+  og_check_expr(op, op->bytes, OG_SCOPE_COST, "'bytes'", d);
+  og_check_expr(op, op->flops, OG_SCOPE_COST, "'flops'", d);
+  og_check_body_decls(op, &op->prologue, "'prologue'", op->launch.n, d);
   og_check_body_decls(op, &op->kernel, "'kernel'", op->launch.n, d);
+  og_check_prologue_kernel(op, d);
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
 }

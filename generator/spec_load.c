@@ -462,11 +462,14 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *aliases = og_keys_take(&k, "aliases");
   const og_ynode *launch = og_keys_take(&k, "launch");
   const og_ynode *threads = og_keys_take(&k, "threads_per_block");
+  const og_ynode *prologue = og_keys_take(&k, "prologue");
   const og_ynode *kernel = og_keys_take(&k, "kernel");
   const og_ynode *cpu = og_keys_take(&k, "cpu");
   const og_ynode *cuda = og_keys_take(&k, "cuda");
   const og_ynode *scratch = og_keys_take(&k, "scratch");
   const og_ynode *derivs = og_keys_take(&k, "derivatives");
+  const og_ynode *bytes = og_keys_take(&k, "bytes");
+  const og_ynode *flops = og_keys_take(&k, "flops");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -484,10 +487,13 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) og_load_aliases(op, aliases, d);
   if (launch) og_load_launch(&op->launch, launch, "'launch'", d);
   if (threads) og_load_launch(&op->threads, threads, "'threads_per_block'", d);
+  if (prologue) og_load_body(&op->prologue, prologue, "'prologue'", d);
   if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
   if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
   if (cuda) og_load_cuda(op, cuda, d);
   if (derivs) og_load_derivatives(op, derivs, d);
+  if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
+  if (flops) op->flops = og_load_expr(flops, "'flops'", d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
@@ -566,6 +572,9 @@ void og_op_free(og_op *op) {
   og_derivatives_free(op);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
+  og_expr_free(op->bytes);
+  og_expr_free(op->flops);
+  free(op->prologue.text);
   free(op->kernel.text);
   free(op->cpu.text);
   for (size_t i = 0; i < op->ncuda; ++i) {

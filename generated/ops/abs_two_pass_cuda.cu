@@ -13,7 +13,7 @@ static __global__ void opspec_abs_two_pass_square(const opspec_abs_two_pass_args
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
   T *OPSPEC_RESTRICT temp = (T *)opspec_args.temp.data;
   const int64_t n = opspec_args.n;
-#line 22 "specs/abs_two_pass.yaml"
+#line 24 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) temp[i] = x[i] * x[i];
 #line 20 "generated/ops/abs_two_pass_cuda.cu"
@@ -25,7 +25,7 @@ static __global__ void opspec_abs_two_pass_root(const opspec_abs_two_pass_args o
   T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
   T *OPSPEC_RESTRICT temp = (T *)opspec_args.temp.data;
   const int64_t n = opspec_args.n;
-#line 27 "specs/abs_two_pass.yaml"
+#line 29 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) out[i] = sqrt(temp[i]);
 #line 32 "generated/ops/abs_two_pass_cuda.cu"

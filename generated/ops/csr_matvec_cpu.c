@@ -23,9 +23,15 @@ static void opspec_csr_matvec_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i) {
+  if (opspec_cpu_parallel(opspec_n0)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < opspec_n0; ++i) {
 #include "ops/csr_matvec_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < opspec_n0; ++i) {
+#include "ops/csr_matvec_body.inc"
+    }
   }
 }
 
@@ -45,9 +51,15 @@ static void opspec_csr_matvec_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(opspec_n0)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < opspec_n0; ++i) {
+  if (opspec_cpu_parallel(opspec_n0)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < opspec_n0; ++i) {
 #include "ops/csr_matvec_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < opspec_n0; ++i) {
+#include "ops/csr_matvec_body.inc"
+    }
   }
 }
 

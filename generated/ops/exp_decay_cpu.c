@@ -11,18 +11,28 @@
 static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT decay = (const T *)opspec_args->decay.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *out = (T *)opspec_args->out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 17 "specs/exp_decay.yaml"
+  const T factor = (T)exp(-(double)decay[0]);
+#line 27 "generated/ops/exp_decay_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/exp_decay_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_decay_body.inc"
+    }
   }
 }
 
@@ -30,18 +40,28 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp) {
 static void opspec_exp_decay_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT decay = (const T *)opspec_args->decay.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  T *out = (T *)opspec_args->out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 17 "specs/exp_decay.yaml"
+  const T factor = (T)exp(-(double)decay[0]);
+#line 56 "generated/ops/exp_decay_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/exp_decay_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_decay_body.inc"
+    }
   }
 }
 

@@ -10,10 +10,14 @@
 /* exp_decay, one thread per launch index. */
 template <typename T>
 static __global__ void opspec_exp_decay_kernel(const opspec_exp_decay_args opspec_args) {
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
+  const T *x = (const T *)opspec_args.x.data;
   const T *OPSPEC_RESTRICT decay = (const T *)opspec_args.decay.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
+  T *out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
+  /* The prologue: once per thread, before its indices. */
+#line 17 "specs/exp_decay.yaml"
+  const T factor = (T)exp(-(double)decay[0]);
+#line 21 "generated/ops/exp_decay_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 #include "ops/exp_decay_body.inc"

@@ -21,9 +21,19 @@ static void opspec_exp_trace_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 21 "specs/exp_trace.yaml"
+  const T decay = (T)exp(-(double)tau_inv[0]);
+#line 28 "generated/ops/exp_trace_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/exp_trace_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_trace_body.inc"
+    }
   }
 }
 
@@ -41,9 +51,19 @@ static void opspec_exp_trace_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 21 "specs/exp_trace.yaml"
+  const T decay = (T)exp(-(double)tau_inv[0]);
+#line 58 "generated/ops/exp_trace_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/exp_trace_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/exp_trace_body.inc"
+    }
   }
 }
 

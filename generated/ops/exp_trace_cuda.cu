@@ -15,6 +15,10 @@ static __global__ void opspec_exp_trace_kernel(const opspec_exp_trace_args opspe
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args.tau_inv.data;
   T *out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
+  /* The prologue: once per thread, before its indices. */
+#line 21 "specs/exp_trace.yaml"
+  const T decay = (T)exp(-(double)tau_inv[0]);
+#line 22 "generated/ops/exp_trace_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 #include "ops/exp_trace_body.inc"

@@ -21,11 +21,18 @@ static void opspec_hadamard_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
     return;
   }
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(m, n, 1)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
+  if (opspec_cpu_parallel_nest(m, n, 1)) {
+#pragma omp parallel for collapse(2) num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
-    }
+      }
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+#include "ops/hadamard_body.inc"
+      }
+  }
 }
 
 /* hadamard on CPU, T = float64. */
@@ -42,11 +49,18 @@ static void opspec_hadamard_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
     return;
   }
-#pragma omp parallel for collapse(2) if (opspec_cpu_parallel_nest(m, n, 1)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
+  if (opspec_cpu_parallel_nest(m, n, 1)) {
+#pragma omp parallel for collapse(2) num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
-    }
+      }
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+#include "ops/hadamard_body.inc"
+      }
+  }
 }
 
 opspec_cpu_kernel *const opspec_hadamard_cpu_variants[2] = {

@@ -20,9 +20,15 @@ static void opspec_leaky_relu_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < x_size; ++i) {
+  if (opspec_cpu_parallel(x_size)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < x_size; ++i) {
 #include "ops/leaky_relu_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/leaky_relu_body.inc"
+    }
   }
 }
 
@@ -39,9 +45,15 @@ static void opspec_leaky_relu_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(x_size)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < x_size; ++i) {
+  if (opspec_cpu_parallel(x_size)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < x_size; ++i) {
 #include "ops/leaky_relu_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < x_size; ++i) {
+#include "ops/leaky_relu_body.inc"
+    }
   }
 }
 

@@ -26,9 +26,15 @@ static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/lif_surrogate_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/lif_surrogate_body.inc"
+    }
   }
 }
 
@@ -51,9 +57,15 @@ static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/lif_surrogate_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/lif_surrogate_body.inc"
+    }
   }
 }
 

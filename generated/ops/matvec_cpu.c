@@ -21,9 +21,15 @@ static void opspec_matvec_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(rows)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < rows; ++i) {
+  if (opspec_cpu_parallel(rows)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < rows; ++i) {
 #include "ops/matvec_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < rows; ++i) {
+#include "ops/matvec_body.inc"
+    }
   }
 }
 
@@ -41,9 +47,15 @@ static void opspec_matvec_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(rows)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < rows; ++i) {
+  if (opspec_cpu_parallel(rows)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < rows; ++i) {
 #include "ops/matvec_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < rows; ++i) {
+#include "ops/matvec_body.inc"
+    }
   }
 }
 

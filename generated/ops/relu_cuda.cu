@@ -39,6 +39,8 @@ extern "C" int opspec_relu_cuda_launch(const void *opspec_argp, int32_t opspec_v
       return opspec_launch_kernel(opspec_relu_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     case 1: /* T = float64 */
       return opspec_launch_kernel(opspec_relu_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 2: /* T = float16 */
+      return opspec_launch_kernel(opspec_relu_kernel<opspec_float16>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

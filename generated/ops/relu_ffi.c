@@ -15,7 +15,7 @@ static const opspec_array_desc opspec_relu_outputs[] = {
     {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_ELLIPSIS}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_relu_types[] = {
-    {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
+    {"T", 3, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16}},
 };
 
 static const opspec_op_desc opspec_relu_desc = {

@@ -14,6 +14,10 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args) 
   const T *OPSPEC_RESTRICT s = (const T *)opspec_args.s.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
   const int64_t n = opspec_args.n;
+  /* The prologue: once per thread, before its indices. */
+#line 16 "specs/scale.yaml"
+  const T factor = s[0];
+#line 21 "generated/ops/scale_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 #include "ops/scale_body.inc"
@@ -40,6 +44,8 @@ extern "C" int opspec_scale_cuda_launch(const void *opspec_argp, int32_t opspec_
       return opspec_launch_kernel(opspec_scale_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     case 1: /* T = float64 */
       return opspec_launch_kernel(opspec_scale_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+    case 2: /* T = float16 */
+      return opspec_launch_kernel(opspec_scale_kernel<opspec_float16>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

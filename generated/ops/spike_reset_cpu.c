@@ -11,11 +11,11 @@
 static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -23,9 +23,20 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 19 "specs/spike_reset.yaml"
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+#line 31 "generated/ops/spike_reset_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/spike_reset_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/spike_reset_body.inc"
+    }
   }
 }
 
@@ -33,11 +44,11 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
 static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
   if (n <= 0) {
@@ -45,9 +56,20 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
     return;
   }
-#pragma omp parallel for if (opspec_cpu_parallel(n)) num_threads(opspec_cpu_threads())
-  for (int64_t i = 0; i < n; ++i) {
+  /* The prologue: once per call, before the loop. */
+#line 19 "specs/spike_reset.yaml"
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+#line 64 "generated/ops/spike_reset_cpu.c"
+  if (opspec_cpu_parallel(n)) {
+#pragma omp parallel for num_threads(opspec_cpu_threads())
+    for (int64_t i = 0; i < n; ++i) {
 #include "ops/spike_reset_body.inc"
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+#include "ops/spike_reset_body.inc"
+    }
   }
 }
 

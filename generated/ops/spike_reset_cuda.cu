@@ -10,11 +10,11 @@
 /* Kernel 'detect' of spike_reset. */
 template <typename T>
 static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args opspec_args) {
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *V = (const T *)opspec_args.V.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
-#line 23 "specs/spike_reset.yaml"
+#line 31 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) spikes[i] = V[i] >= V_th[0];
 #line 21 "generated/ops/spike_reset_cuda.cu"
@@ -23,12 +23,12 @@ static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args o
 /* Kernel 'reset' of spike_reset. */
 template <typename T>
 static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args opspec_args) {
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *V = (const T *)opspec_args.V.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
+  T *V_out = (T *)opspec_args.V_out.data;
   const int64_t n = opspec_args.n;
-#line 29 "specs/spike_reset.yaml"
+#line 37 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
 #line 35 "generated/ops/spike_reset_cuda.cu"

@@ -70,6 +70,8 @@ _op_abs_two_pass = _Op(
             },
         ),
     },
+    bytes=lambda s: 4 * s["n"] * s["T"],
+    flops=lambda s: 2 * s["n"],
 )
 
 
@@ -92,7 +94,7 @@ _op_add = _Op(
         _Array("y", "T", (...,)),
     ),
     outputs=(_Array("out", "T", (...,)),),
-    types={"T": ("float32", "float64")},
+    types={"T": ("float32", "float64", "float16")},
     attrs=(),
     vmap_method="native",
     aliases={},
@@ -110,6 +112,8 @@ _op_add = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -143,6 +147,8 @@ _op_block_sum = _Op(
             },
         ),
     },
+    bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -184,6 +190,8 @@ _op_csr_matvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
+    flops=lambda s: 2 * s["nnz"],
 )
 
 
@@ -228,6 +236,8 @@ _op_csr_rmatvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
+    flops=lambda s: 2 * s["nnz"],
 )
 
 
@@ -260,7 +270,7 @@ _op_exp_decay = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 0},
     derivatives={
         "x": _Derivative(
             "elementwise",
@@ -275,6 +285,8 @@ _op_exp_decay = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -316,10 +328,12 @@ _op_exp_trace = _Op(
         "tau_inv": _Derivative(
             "jvp",
             {
-                "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (-trace * jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
+                "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (trace * -jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
             },
         ),
     },
+    bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: 2 * s["n"],
 )
 
 
@@ -361,6 +375,8 @@ _op_hadamard = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
+    flops=lambda s: s["m"] * s["n"],
 )
 
 
@@ -393,6 +409,8 @@ _op_leaky_relu = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -427,7 +445,9 @@ _op_lif = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 0},
+    bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
+    flops=lambda s: 6 * s["n"],
 )
 
 
@@ -509,6 +529,8 @@ _op_lif_surrogate = _Op(
             },
         ),
     },
+    bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
+    flops=lambda s: 6 * s["n"],
 )
 
 
@@ -560,6 +582,8 @@ _op_matvec = _Op(
             },
         ),
     },
+    bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
+    flops=lambda s: 2 * s["rows"] * s["cols"],
 )
 
 
@@ -589,6 +613,8 @@ _op_max = _Op(
             },
         ),
     },
+    bytes=lambda s: s["x_size"] * s["T"] + s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -626,6 +652,8 @@ _op_parallel_add = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -646,7 +674,7 @@ _op_relu = _Op(
     name="relu",
     inputs=(_Array("x", "T", (...,)),),
     outputs=(_Array("out", "T", (...,)),),
-    types={"T": ("float32", "float64")},
+    types={"T": ("float32", "float64", "float16")},
     attrs=(),
     vmap_method="native",
     aliases={},
@@ -658,6 +686,8 @@ _op_relu = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 
@@ -690,6 +720,8 @@ _op_running_stats = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
+    flops=lambda s: 4 * s["n"],
 )
 
 
@@ -711,7 +743,7 @@ _op_scale = _Op(
         _Array("s", "T", (1,)),
     ),
     outputs=(_Array("out", "T", ("n",)),),
-    types={"T": ("float32", "float64")},
+    types={"T": ("float32", "float64", "float16")},
     attrs=(),
     vmap_method="native",
     aliases={},
@@ -729,6 +761,8 @@ _op_scale = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -746,7 +780,7 @@ _op_sigmoid = _Op(
     name="sigmoid",
     inputs=(_Array("x", "T", (...,)),),
     outputs=(_Array("out", "T", (...,)),),
-    types={"T": ("float32", "float64")},
+    types={"T": ("float32", "float64", "float16")},
     attrs=(),
     vmap_method="native",
     aliases={},
@@ -758,6 +792,8 @@ _op_sigmoid = _Op(
             },
         ),
     },
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: 4 * s["x_size"],
 )
 
 
@@ -784,7 +820,9 @@ _op_spike_reset = _Op(
     types={"T": ("float32", "float64")},
     attrs=(),
     vmap_method="native",
-    aliases={},
+    aliases={0: 1},
+    bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
+    flops=lambda s: s["n"],
 )
 
 
@@ -822,6 +860,8 @@ _op_split = _Op(
             },
         ),
     },
+    bytes=lambda s: 3 * s["x_size"] * s["T"],
+    flops=lambda s: 2 * s["x_size"],
 )
 
 
@@ -850,6 +890,8 @@ _op_sum = _Op(
             },
         ),
     },
+    bytes=lambda s: s["x_size"] * s["T"] + s["T"],
+    flops=lambda s: s["x_size"],
 )
 
 

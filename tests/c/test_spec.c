@@ -107,6 +107,7 @@ static void og_test_good_spec_model(void) {
   OG_CHECK(op->inputs[1].typevar == -1 && op->inputs[0].typevar == 0);
   OG_CHECK(op->outputs[0].dims[0].kind == OG_DIM_EXPR);
   OG_CHECK(op->launch.n == 1 && op->kernel.present && !op->cpu.present);
+  OG_CHECK(op->bytes != NULL && op->flops != NULL);
   /* The body starts on the line after `kernel: |`, wherever the spec puts it. */
   const char *kernel_key = strstr(op->src->text, "\nkernel: |\n");
   int kernel_line = 2;

@@ -18,7 +18,12 @@ CASES = [
     ("add", [((2, 5), F64), ((2, 5), F64)], {}, None),
     ("add", [((2, 3), F32), ((3, 2), F32)], {}, ("input 'y'", "leading dims ('...')", "", "")),
     ("add", [((3,), F32), ((3,), F64)], {}, ("input 'y'", "expected dtype float32", "", "")),
-    ("add", [((3,), I32), ((3,), I32)], {}, ("input 'x'", "expected dtype float32 or float64 (type T)", "", "")),
+    (
+        "add",
+        [((3,), I32), ((3,), I32)],
+        {},
+        ("input 'x'", "expected dtype float32 or float64 or float16 (type T)", "", ""),
+    ),
     # Symbols: the first input that has a symbol binds it.
     ("matvec", [((2, 3), F32), ((3,), F32)], {}, None),
     ("matvec", [((2, 3), F32), ((4,), F32)], {}, ("input 'x'", "dim 0 (cols) is 4, but cols = 3", "", "")),

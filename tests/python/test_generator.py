@@ -48,6 +48,24 @@ def test_output_matches_committed_generated(tmp_path):
             assert got == committed.read_text(), path
 
 
+def test_serial_portable_loops_do_not_enter_openmp():
+    # A `#pragma omp parallel for if (...)` still calls into libgomp when the condition is
+    # false; portable kernels branch on the threshold instead and run plain loops below it.
+    for path in sorted((ROOT / "generated" / "ops").glob("*_cpu.c")):
+        spec = (ROOT / "specs" / (path.name[: -len("_cpu.c")] + ".yaml")).read_text()
+        if "\ncpu:" in spec:
+            continue  # a raw cpu body writes its own pragmas
+        text = path.read_text()
+        lines = text.splitlines()
+        pragmas = [n for n, line in enumerate(lines) if line.startswith("#pragma omp")]
+        assert pragmas, path
+        for n in pragmas:
+            assert " if (" not in lines[n], (path, lines[n])
+            assert lines[n - 1].startswith("  if (opspec_cpu_parallel"), (path, lines[n - 1])
+        body = f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"'
+        assert text.count(body) == 2 * len(pragmas), path  # the parallel and the serial loop
+
+
 def test_write_if_changed_and_deterministic(tmp_path):
     assert gen("--out", str(tmp_path), *SPECS).returncode == 0
     first = snapshot(tmp_path)
@@ -185,3 +203,37 @@ def test_compiler_errors_in_a_body_point_into_the_yaml(tmp_path):
     assert cc.returncode != 0
     # Line and column are the spec's: the body keeps the YAML block's indentation.
     assert "specs/broken.yaml:9:16:" in cc.stderr and "undefined_name" in cc.stderr, cc.stderr
+
+
+def test_compiler_errors_in_a_prologue_point_into_the_yaml(tmp_path):
+    """The prologue is inlined with a #line into the spec; the launch indices are not in
+    scope there, so using one is an error at the prologue's line."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "early.yaml").write_text(
+        textwrap.dedent("""\
+        op: early
+        inputs:
+          - {name: x, dtype: float32, shape: [n]}
+        outputs:
+          - {name: out, dtype: float32, shape: [n]}
+        launch: [n]
+        prologue: |
+          const float first = x[i];
+        kernel: |
+          out[i] = x[i] - first;
+        """)
+    )
+    r = gen("--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/early.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    import jax
+
+    cc = subprocess.run(
+        ["cc", "-std=c11", "-fsyntax-only", "-I", str(ROOT / "runtime" / "include"), "-I", str(tmp_path / "gen")]
+        + ["-I", jax.ffi.include_dir(), str(tmp_path / "gen" / "ops" / "early_cpu.c")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert cc.returncode != 0
+    assert "specs/early.yaml:8:25:" in cc.stderr and "undeclared" in cc.stderr, cc.stderr

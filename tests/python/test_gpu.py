@@ -92,6 +92,15 @@ def test_op_on_gpu_matches_numpy(name, dtype, jit, backend, rng):
         check(name, args, attrs, dtype, run(name, args, attrs, backend, jit), backend)
 
 
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", ["add", "relu", "scale", "sigmoid"])
+def test_float16_op_on_gpu_matches_numpy(name, jit, backend, rng):
+    # __half under nvcc; _Float16 on the simulator.
+    for n in (1, int(rng.integers(2, 5000)), 300_001):
+        args, attrs = CASES[name][0](rng, np.float16, n)
+        check(name, args, attrs, np.float16, run(name, args, attrs, backend, jit), backend)
+
+
 @pytest.mark.parametrize("name", CUDA_OPS)
 def test_zero_size_launch_on_gpu(name, backend, rng):
     args, attrs = CASES[name][0](rng, np.float32, 0)

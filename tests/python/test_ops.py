@@ -47,6 +47,34 @@ def test_op_matches_numpy(name, dtype, jit, rng):
     check(name, args, attrs, dtype, run(name, args, attrs, jit))
 
 
+# The ops whose specs list float16: _Float16 on CPU (computed in float, rounded on store).
+FLOAT16_OPS = sorted(n for n in OPS if "float16" in getattr(opspec.ops, f"_op_{n}").types.get("T", ()))
+
+
+def test_float16_ops_are_the_documented_ones():
+    assert FLOAT16_OPS == ["add", "relu", "scale", "sigmoid"]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", FLOAT16_OPS)
+def test_float16_op_matches_numpy(name, jit, rng):
+    # Fresh random data each run (the rng fixture's seed is printed); both sides of the
+    # parallel threshold.
+    for n in (int(rng.integers(1, 3000)), max(2 * opspec.parallel_threshold(), 70_000)):
+        args, attrs = CASES[name][0](rng, np.float16, n)
+        assert all(a.dtype == np.float16 for a in args)
+        check(name, args, attrs, np.float16, run(name, args, attrs, jit))
+        # jnp arrays of jnp.float16 are accepted as well as NumPy's.
+        got = run(name, [jnp.asarray(a, jnp.float16) for a in args], attrs, jit)
+        check(name, args, attrs, np.float16, got)
+
+
+def test_bfloat16_is_refused_at_trace_time():
+    x = jnp.ones(4, jnp.bfloat16)
+    with pytest.raises(TypeError, match="expected dtype float32 or float64 or float16 \\(type T\\), got bfloat16"):
+        opspec.ops.add(x, x)
+
+
 @pytest.mark.parametrize("name", ["add", "relu", "sigmoid", "split", "exp_decay", "lif", "csr_matvec", "sum"])
 def test_large_inputs_take_the_parallel_path(name, rng):
     # The threshold is set here, not read: a machine's tuned value may be far larger.
@@ -68,6 +96,8 @@ def test_thread_cap_and_threshold_keep_results(rng):
             opspec.set_parallel_threshold(threshold)
             np.testing.assert_allclose(opspec.ops.add(x, y), x + y)
             np.testing.assert_allclose(opspec.ops.parallel_add(x, y), x + y)
+            a, b = x.reshape(400, 250), y.reshape(400, 250)  # a collapsed 2-D loop nest
+            np.testing.assert_allclose(opspec.ops.hadamard(a, b), a * b)
     finally:
         opspec.set_cpu_threads(0)
         opspec.set_parallel_threshold(before)
@@ -160,3 +190,26 @@ def test_hadamard_2d_launch_seed_numbers():
     A = jnp.arange(64 * 64, dtype=jnp.float32).reshape(64, 64)
     B = jnp.ones((64, 64), dtype=jnp.float32) * 2.0
     np.testing.assert_array_equal(opspec.ops.hadamard(A, B), np.asarray(A) * 2)
+
+
+def test_every_op_declares_its_cost():
+    for name in OPS:
+        record = getattr(opspec.ops, f"_op_{name}")
+        assert record.bytes is not None and record.flops is not None, name
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=["f16", "f32", "f64"])
+def test_cost_follows_the_shapes_and_the_element_size(dtype, rng):
+    n = int(rng.integers(1, 10_000))
+    x = np.zeros((2, n), dtype)
+    size = np.dtype(dtype).itemsize
+    assert opspec.cost(opspec.ops.add, x, x) == {"bytes": 3 * 2 * n * size, "flops": 2 * n}
+    assert opspec.cost(opspec.ops.scale, x[0], x[0, :1]) == {"bytes": (2 * n + 1) * size, "flops": n}
+
+
+def test_cost_of_csr_matvec_counts_the_index_arrays(rng):
+    args, attrs = CASES["csr_matvec"][0](rng, np.float64, 50)
+    data, indices, indptr, x = args
+    nnz, rows = len(data), len(indptr) - 1
+    want = nnz * (8 + 4) + (rows + 1) * 4 + len(x) * 8 + rows * 8
+    assert opspec.cost(opspec.ops.csr_matvec, *args, **attrs) == {"bytes": want, "flops": 2 * nnz}

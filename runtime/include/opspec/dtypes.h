@@ -8,26 +8,46 @@
  *
  * The XLA values are those of xla::PrimitiveType (see xla/ffi/api/c_api.h); they are
  * spelled as numbers so the generator does not need the jaxlib header to build.
- * Only dtypes with a plain C type are listed: float16/bfloat16 and complex types are
- * rejected at spec load time rather than half-supported.
+ * float16 is opspec_float16 (below): _Float16 in C and host C++, __half under nvcc.
+ * bfloat16 and complex types are rejected at spec load time rather than half-supported
+ * (docs/notes.md says what bfloat16 needs).
  */
 #ifndef OPSPEC_DTYPES_H
 #define OPSPEC_DTYPES_H
 
+#include <stdint.h>
+
+/* float16 in bodies: arithmetic that the compiler carries out in float (or wider) and
+ * rounds to float16 on store. Where the compiler has no _Float16 (clang before 15 on
+ * x86-64), a storage-only struct of the same size: the runtime still sizes float16
+ * buffers, and a kernel that computes with one fails to compile instead of computing
+ * on integers. */
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+typedef __half opspec_float16;
+#elif defined(__FLT16_MAX__)
+typedef _Float16 opspec_float16;
+#else
+typedef struct opspec_float16 {
+  uint16_t bits;
+} opspec_float16;
+#endif
+
 /* A table, aligned by hand. */
 /* clang-format off */
-#define OPSPEC_DTYPES(X)                                  \
-  X(bool,    bool,     bool,     1,  "bool")              \
-  X(int8,    int8_t,   int8_t,   2,  "int8")              \
-  X(int16,   int16_t,  int16_t,  3,  "int16")             \
-  X(int32,   int32_t,  int32_t,  4,  "int32")             \
-  X(int64,   int64_t,  int64_t,  5,  "int64")             \
-  X(uint8,   uint8_t,  uint8_t,  6,  "uint8")             \
-  X(uint16,  uint16_t, uint16_t, 7,  "uint16")            \
-  X(uint32,  uint32_t, uint32_t, 8,  "uint32")            \
-  X(uint64,  uint64_t, uint64_t, 9,  "uint64")            \
-  X(float32, float,    float,    11, "float32")           \
-  X(float64, double,   double,   12, "float64")
+#define OPSPEC_DTYPES(X)                                     \
+  X(bool,    bool,           bool,           1,  "bool")     \
+  X(int8,    int8_t,         int8_t,         2,  "int8")     \
+  X(int16,   int16_t,        int16_t,        3,  "int16")    \
+  X(int32,   int32_t,        int32_t,        4,  "int32")    \
+  X(int64,   int64_t,        int64_t,        5,  "int64")    \
+  X(uint8,   uint8_t,        uint8_t,        6,  "uint8")    \
+  X(uint16,  uint16_t,       uint16_t,       7,  "uint16")   \
+  X(uint32,  uint32_t,       uint32_t,       8,  "uint32")   \
+  X(uint64,  uint64_t,       uint64_t,       9,  "uint64")   \
+  X(float16, opspec_float16, opspec_float16, 10, "float16")  \
+  X(float32, float,          float,          11, "float32")  \
+  X(float64, double,         double,         12, "float64")
 /* clang-format on */
 
 /* Symbolic names for the XLA dtype codes, for hand-written code. */

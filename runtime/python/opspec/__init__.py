@@ -17,6 +17,7 @@ machine (docs/performance.md).
 import os as _os
 
 from opspec._runtime import backends as _backends
+from opspec._runtime import cost
 from opspec._runtime import load_package as _load_package
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "set_checks",
     "checks_enabled",
     "target_name",
+    "cost",
     "registered_platforms",
     "__version__",
 ]

@@ -81,6 +81,10 @@ class Op:
     aliases: dict  # input index -> output index
     package: str = "opspec"  # the Python package the op belongs to; its FFI target is <package>_<name>
     derivatives: dict = dataclasses.field(default_factory=dict)  # input name -> Derivative
+    # The spec's `bytes:` and `flops:` formulas (memory traffic and arithmetic of one call),
+    # as functions of the call's scope; None where the spec declares none. See cost().
+    bytes: Callable[[dict], Any] | None = None
+    flops: Callable[[dict], Any] | None = None
 
     def __repr__(self) -> str:  # as jaxprs show the primitive's parameter
         return f"{self.package}.ops.{self.name}"
@@ -208,6 +212,32 @@ BACKENDS = {"cpu": "cpu", "cuda": "gpu", "cuda_sim": "cpu"}
 # the platform's own implementation is the op's target <package>_<op>.
 _TARGETS: dict[tuple[str, str, str], str] = {}
 _UNAVAILABLE: dict[tuple[str, str], str] = {}  # (package, backend) -> why the package has none here
+
+
+def cost(fn: Any, *args: Any, **attrs: Any) -> dict:
+    """{"bytes": ..., "flops": ...} of one call of op function `fn` (an ``ops.<name>``) on
+    `args` (arrays or anything with ``.shape`` and ``.dtype``) and integer `attrs`, from
+    the spec's `bytes:` and `flops:` formulas; None for a formula the spec does not give.
+    In the formulas a type variable stands for its dtype's element size in bytes."""
+    import sys
+
+    op = getattr(sys.modules[fn.__module__], f"_op_{fn.__name__}")
+    if len(args) != len(op.inputs):
+        _fail(op, "cost", f"expected {len(op.inputs)} inputs, got {len(args)}")
+    scope: dict = {}
+    for spec, x in zip(op.inputs, args):
+        shape, dtype = tuple(np.shape(x)), np.dtype(x.dtype)
+        if spec.dtype in op.types:
+            scope.setdefault(spec.dtype, dtype.itemsize)
+        fixed = spec.shape[1:] if spec.shape and spec.shape[0] is Ellipsis else spec.shape
+        for dim, extent in zip(fixed, shape[len(shape) - len(fixed) :]):
+            if isinstance(dim, str):
+                scope.setdefault(dim, int(extent))
+        scope[f"{spec.name}_size"] = int(np.prod(shape, dtype=np.int64))
+    for spec in op.attrs:
+        if spec.type.startswith("int") and spec.name in attrs:
+            scope[spec.name] = int(attrs[spec.name])
+    return {key: None if f is None else int(f(scope)) for key, f in (("bytes", op.bytes), ("flops", op.flops))}
 
 
 def target_name(op: Op, backend: str | None) -> str:
