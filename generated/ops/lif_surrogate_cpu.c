@@ -11,13 +11,13 @@
 static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args->I_ext.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   T *OPSPEC_RESTRICT spikes = (T *)opspec_args->spikes.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
@@ -26,6 +26,13 @@ static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 52 "specs/lif_surrogate.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 36 "generated/ops/lif_surrogate_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {
@@ -42,13 +49,13 @@ static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
 static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args->V.data;
+  const T *V = (const T *)opspec_args->V.data;
   const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args->I_ext.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args->V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args->V_out.data;
+  T *V_out = (T *)opspec_args->V_out.data;
   T *OPSPEC_RESTRICT spikes = (T *)opspec_args->spikes.data;
   const int64_t n = opspec_args->n;
   /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
@@ -57,6 +64,13 @@ static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp) {
     opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
     return;
   }
+  /* The prologue: once per call, before the loop. */
+#line 52 "specs/lif_surrogate.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 74 "generated/ops/lif_surrogate_cpu.c"
   if (opspec_cpu_parallel(n)) {
 #pragma omp parallel for num_threads(opspec_cpu_threads())
     for (int64_t i = 0; i < n; ++i) {

@@ -10,15 +10,22 @@
 /* lif_surrogate, one thread per launch index. */
 template <typename T>
 static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_args opspec_args) {
-  const T *OPSPEC_RESTRICT V = (const T *)opspec_args.V.data;
+  const T *V = (const T *)opspec_args.V.data;
   const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args.I_ext.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args.tau_inv.data;
   const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args.dt.data;
-  T *OPSPEC_RESTRICT V_out = (T *)opspec_args.V_out.data;
+  T *V_out = (T *)opspec_args.V_out.data;
   T *OPSPEC_RESTRICT spikes = (T *)opspec_args.spikes.data;
   const int64_t n = opspec_args.n;
+  /* The prologue: once per thread, before its indices. */
+#line 52 "specs/lif_surrogate.yaml"
+  const T leak = tau_inv[0];
+  const T threshold = V_th[0];
+  const T rest = V_rest[0];
+  const T step = dt[0];
+#line 29 "generated/ops/lif_surrogate_cuda.cu"
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 #include "ops/lif_surrogate_body.inc"

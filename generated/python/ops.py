@@ -485,7 +485,7 @@ _op_lif_surrogate = _Op(
     types={"T": ("float32", "float64")},
     attrs=(_Attr("slope", "float64"),),
     vmap_method="native",
-    aliases={},
+    aliases={0: 0},
     derivatives={
         "V": _Derivative(
             "elementwise",

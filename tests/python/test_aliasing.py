@@ -42,7 +42,7 @@ def test_lowered_module_carries_the_alias():
 
 # The ops that update a state array in place: each output that is the next state aliases
 # the state input (output index: input index, as ffi_call's input_output_aliases).
-STATE_OPS = {"exp_trace": {0: 0}, "exp_decay": {0: 0}, "lif": {0: 0}, "spike_reset": {1: 0}}
+STATE_OPS = {"exp_trace": {0: 0}, "exp_decay": {0: 0}, "lif": {0: 0}, "lif_surrogate": {0: 0}, "spike_reset": {1: 0}}
 
 
 def test_state_ops_alias_their_state(rng):
