@@ -27,12 +27,7 @@ from jax import lax
 from jax.interpreters import ad
 
 from opspec._primitive import split_batch
-
-
-def _fail(op: Any, what: str, message: str) -> None:
-    from opspec._runtime import _fail as fail
-
-    fail(op, what, message)
+from opspec._runtime import _fail
 
 
 def _zero(x: Any) -> Any:

@@ -30,6 +30,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from opspec import _tables
+from opspec._runtime import _fail
 
 _PRIMITIVES: dict[tuple[str, str], Primitive] = {}
 
@@ -116,8 +117,6 @@ def batch_extents(op: Any, shapes: Sequence[tuple], batch_rank: int, batch_mask:
 def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict) -> list:
     """Every output's (shape, dtype) for inputs of `core_shapes` and `dtypes`, from the
     spec's shape symbols and expressions. Dims may be symbolic (jax.export)."""
-    from opspec._runtime import _fail
-
     types: dict = {}
     symbols: dict = {}
     ellipsis: tuple = ()

@@ -85,7 +85,7 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
     in_factors = {f for fs in inputs for f in fs}
     out_factors = {f for fs in outputs for f in fs}
     passthrough = {f for f in in_factors & out_factors if not f.startswith("f")}
-    # Aliased pairs must share their sharding: both are one buffer.
+    # An aliased pair has one shape in the spec, so the same factors: one sharding.
     return Rule(inputs, outputs, passthrough)
 
 
