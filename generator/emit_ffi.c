@@ -411,6 +411,7 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   present[3] = og_emit_contents(op, functions);
   for (size_t f = 0; f < 4; ++f)
     if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
+  if (og_cuda_batch_grid(op)) og_line(desc, "    .cuda_batch_grid = true,");
   og_map_set(v, "ffi_functions", functions);
   og_map_set(v, "ffi_desc", desc);
 }

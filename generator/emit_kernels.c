@@ -28,13 +28,16 @@ static void og_use_launch(og_idents *used, const og_launch *l) {
 /* ---- declarations --------------------------------------------------------------- */
 
 /* Declares, after `lines`' current end, every name of the op that `used` holds, read
- * through `args` ("opspec_args->" or "opspec_args."). Adds the type variables the
- * declarations need to `used`. Returns how many it declared. */
-static size_t og_declare(const og_op *op, og_idents *used, const char *args, og_value *lines) {
+ * through `args` ("opspec_args->" or "opspec_args."), `indent` columns in. With
+ * `batched`, inputs and outputs point at batch element opspec_b of the portable CUDA
+ * kernel's opspec_batch (inputs then outputs, as opspec_batch_grid numbers them). Adds
+ * the type variables the declarations need to `used`. Returns how many it declared. */
+static size_t og_declare(const og_op *op, og_idents *used, const char *args, bool batched, int indent,
+                         og_value *lines) {
   size_t n = 0;
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
-  og_buf name = {0};
+  og_buf name = {0}, data = {0};
   for (size_t l = 0; l < 3; ++l)
     for (size_t i = 0; i < counts[l]; ++i) {
       const og_array *a = &lists[l][i];
@@ -42,34 +45,41 @@ static size_t og_declare(const og_op *op, og_idents *used, const char *args, og_
       /* An aliased pair shares memory, so neither pointer may be restrict. */
       bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
       if (og_idents_has(used, a->name)) {
-        og_line(lines, "  %s%s *%s%s = (%s%s *)%s%s.data;", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ", a->name,
-                konst, ctype, args, a->name);
+        og_buf_clear(&data);
+        if (batched && l < 2)
+          og_buf_printf(&data, "opspec_batch_at(%s%s.data, opspec_batch, %zu, opspec_b)", args, a->name,
+                        l ? op->ninputs + i : i);
+        else
+          og_buf_printf(&data, "%s%s.data", args, a->name);
+        og_line(lines, "%*s%s%s *%s%s = (%s%s *)%s;", indent, "", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ",
+                a->name, konst, ctype, og_buf_str(&data));
         n++;
         if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
       }
       og_buf_clear(&name);
       og_buf_printf(&name, "%s_size", a->name);
       if (og_idents_has(used, og_buf_str(&name))) {
-        og_line(lines, "  const int64_t %s_size = %s%s.size;", a->name, args, a->name);
+        og_line(lines, "%*sconst int64_t %s_size = %s%s.size;", indent, "", a->name, args, a->name);
         n++;
       }
       og_buf_clear(&name);
       og_buf_printf(&name, "%s_shape", a->name);
       if (og_idents_has(used, og_buf_str(&name))) {
-        og_line(lines, "  const int64_t *%s_shape = %s%s.shape;", a->name, args, a->name);
+        og_line(lines, "%*sconst int64_t *%s_shape = %s%s.shape;", indent, "", a->name, args, a->name);
         n++;
       }
     }
   og_buf_free(&name);
+  og_buf_free(&data);
   for (size_t s = 0; s < op->nsymbols; ++s)
     if (og_idents_has(used, op->symbols[s])) {
-      og_line(lines, "  const int64_t %s = %s%s;", op->symbols[s], args, op->symbols[s]);
+      og_line(lines, "%*sconst int64_t %s = %s%s;", indent, "", op->symbols[s], args, op->symbols[s]);
       n++;
     }
   for (size_t t = 0; t < op->nattrs; ++t)
     if (og_idents_has(used, op->attrs[t].name)) {
-      og_line(lines, "  const %s %s = %s%s;", og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name,
-              args, op->attrs[t].name);
+      og_line(lines, "%*sconst %s %s = %s%s;", indent, "", og_dtype_ctype(og_attr_types[op->attrs[t].type].name),
+              op->attrs[t].name, args, op->attrs[t].name);
       n++;
     }
   return n;
@@ -187,7 +197,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
       if (op->outputs[i].typevar >= 0) og_idents_add(&used, op->types[op->outputs[i].typevar].name);
   }
   og_value *lines = og_lines(), *locals = og_lines();
-  size_t declared = og_declare(op, &used, "opspec_args->", locals);
+  size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
   if (declared || portable)
     og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
   else
@@ -233,73 +243,6 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
 
 /* ---- the CUDA kernels -------------------------------------------------------------- */
 
-/* "template <typename T, typename U>" before a kernel of an op with type variables. */
-static void og_cuda_template(const og_op *op, og_value *lines) {
-  if (!op->ntypes) return;
-  og_buf b = {0};
-  og_buf_puts(&b, "template <");
-  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(&b, "%stypename %s", t ? ", " : "", op->types[t].name);
-  og_buf_putc(&b, '>');
-  og_line(lines, "%s", og_buf_str(&b));
-  og_buf_free(&b);
-}
-
-/* A __global__ kernel. With `launch` it is the portable kernel, one thread per launch
- * index (the last launch dim along x, so neighbouring threads touch neighbouring
- * elements of a row-major array); without, a raw `cuda:` kernel. */
-static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *body, const og_launch *launch) {
-  og_value *lines = og_lines(), *locals = og_lines();
-  og_idents used = {0};
-  og_idents_scan(&used, body->text);
-  bool prologue = launch && op->prologue.present;
-  if (prologue) og_idents_scan(&used, op->prologue.text);
-  if (launch) og_use_launch(&used, launch);
-  og_declare(op, &used, "opspec_args.", locals);
-  og_idents_free(&used);
-  og_cuda_template(op, lines);
-  og_line(lines, "static __global__ void %s(const opspec_%s_args opspec_args) {", fn, op->name);
-  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
-  og_value_free(locals);
-  if (prologue) {
-    og_line(lines, "  /* The prologue: once per thread, before its indices. */");
-    og_body_lines(op, &op->prologue, lines, true);
-  }
-  size_t loops = 0;
-  if (launch) {
-    /* The last extent runs along x: one thread per index, and those past it return. */
-    size_t last = launch->n - 1;
-    og_value *e = og_c_expr(launch->extents[last]);
-    og_line(lines, "  const int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;", og_index_names[last]);
-    og_line(lines, "  if (%s >= %s) return;", og_index_names[last], og_value_as_str(e));
-    og_value_free(e);
-    /* The others run along z and y, where a grid has at most 65535 blocks
-     * (opspec_launch_portable stops there): each thread loops over every index its
-     * position covers. A body has no top-level return, break or continue (spec.md), so
-     * it can be a loop body. */
-    if (launch->n > 1)
-      og_line(lines, "  /* Along %s a grid has at most 65535 blocks: a thread covers every gridDim-th index. */",
-              launch->n == 2 ? "y" : "z and y");
-    for (size_t d = 0; d < last; ++d, ++loops) {
-      char axis = "xyz"[launch->n - 1 - d];
-      e = og_c_expr(launch->extents[d]);
-      og_line(lines,
-              "%*sfor (int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c; %s < %s; %s += "
-              "(int64_t)gridDim.%c * blockDim.%c)%s",
-              (int)(2 + 2 * d), "", og_index_names[d], axis, axis, axis, og_index_names[d], og_value_as_str(e),
-              og_index_names[d], axis, axis, d + 1 == last ? " {" : "");
-      og_value_free(e);
-    }
-  }
-  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
-  if (launch && !op->cpu.present)
-    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  else
-    og_body_lines(op, body, lines, true);
-  if (loops) og_line(lines, "%*s}", (int)(2 * loops), "");
-  og_line(lines, "}");
-  return lines;
-}
-
 /* A function's head, its parameters wrapped and aligned under the first one. */
 static void og_signature(og_value *lines, const char *head, const char *const *params, size_t n) {
   og_buf b = {0};
@@ -321,6 +264,98 @@ static void og_signature(og_value *lines, const char *head, const char *const *p
   og_buf_puts(&b, ") {");
   og_line(lines, "%s", og_buf_str(&b));
   og_buf_free(&b);
+}
+
+/* "template <typename T, typename U>" before a kernel of an op with type variables. */
+static void og_cuda_template(const og_op *op, og_value *lines) {
+  if (!op->ntypes) return;
+  og_buf b = {0};
+  og_buf_puts(&b, "template <");
+  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(&b, "%stypename %s", t ? ", " : "", op->types[t].name);
+  og_buf_putc(&b, '>');
+  og_line(lines, "%s", og_buf_str(&b));
+  og_buf_free(&b);
+}
+
+bool og_cuda_batch_grid(const og_op *op) {
+  return !op->ncuda && op->kernel.present && op->launch.n <= 2 && !op->nscratch;
+}
+
+/* The portable kernel's loops over its launch indices, `indent` columns in, opened:
+ * returns how many it opened. The last extent runs along x: one thread per index, and
+ * those past it return (past it in one batch element, past it in all). The others run
+ * along z and y, where a grid has at most 65535 blocks (opspec_launch_portable stops
+ * there): each thread loops over every index its position covers. A body has no
+ * top-level return, break or continue (spec.md), so it can be a loop body. */
+static size_t og_cuda_index_loops(const og_launch *launch, int indent, og_value *lines) {
+  size_t last = launch->n - 1, loops = 0;
+  og_value *e = og_c_expr(launch->extents[last]);
+  og_line(lines, "%*sconst int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;", indent, "",
+          og_index_names[last]);
+  og_line(lines, "%*sif (%s >= %s) return;", indent, "", og_index_names[last], og_value_as_str(e));
+  og_value_free(e);
+  if (launch->n > 1)
+    og_line(lines, "%*s/* Along %s a grid has at most 65535 blocks: a thread covers every gridDim-th index. */", indent,
+            "", launch->n == 2 ? "y" : "z and y");
+  for (size_t d = 0; d < last; ++d, ++loops) {
+    char axis = "xyz"[launch->n - 1 - d];
+    e = og_c_expr(launch->extents[d]);
+    og_line(lines,
+            "%*sfor (int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c; %s < %s; %s += "
+            "(int64_t)gridDim.%c * blockDim.%c)%s",
+            indent + (int)(2 * d), "", og_index_names[d], axis, axis, axis, og_index_names[d], og_value_as_str(e),
+            og_index_names[d], axis, axis, d + 1 == last ? " {" : "");
+    og_value_free(e);
+  }
+  return loops;
+}
+
+/* A __global__ kernel. With `launch` it is the portable kernel, one thread per launch
+ * index (the last launch dim along x, so neighbouring threads touch neighbouring
+ * elements of a row-major array), over every element of a natively batched call along
+ * z where og_cuda_batch_grid; without, a raw `cuda:` kernel. */
+static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *body, const og_launch *launch) {
+  og_value *lines = og_lines(), *locals = og_lines();
+  og_idents used = {0};
+  og_idents_scan(&used, body->text);
+  bool prologue = launch && op->prologue.present, batched = launch && og_cuda_batch_grid(op);
+  int indent = batched ? 4 : 2;
+  if (prologue) og_idents_scan(&used, op->prologue.text);
+  if (launch) og_use_launch(&used, launch);
+  og_declare(op, &used, "opspec_args.", batched, indent, locals);
+  og_idents_free(&used);
+  og_cuda_template(op, lines);
+  og_buf head = {0}, args = {0}, grid = {0};
+  og_buf_printf(&head, "static __global__ void %s(", fn);
+  og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
+  og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
+  const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
+  og_signature(lines, og_buf_str(&head), params, batched ? 2 : 1);
+  og_buf_free(&head);
+  og_buf_free(&args);
+  og_buf_free(&grid);
+  if (batched) {
+    og_line(lines, "  /* Along z, the elements of a natively batched call (one when it is not); a grid has");
+    og_line(lines, "   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */");
+    og_line(lines, "  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {");
+  }
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  if (prologue) {
+    og_line(lines, "%*s/* The prologue: once per thread%s, before its indices. */", indent, "",
+            batched ? " and element" : "");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
+  size_t loops = launch ? og_cuda_index_loops(launch, indent, lines) : 0;
+  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
+  if (launch && !op->cpu.present)
+    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  else
+    og_body_lines(op, body, lines, true);
+  if (loops) og_line(lines, "%*s}", indent + (int)(2 * (loops - 1)), "");
+  if (batched) og_line(lines, "  }");
+  og_line(lines, "}");
+  return lines;
 }
 
 /* "{a, b}" of a launch's extents in plain C. */
@@ -384,15 +419,21 @@ static og_value *og_cuda_launcher(const og_op *op) {
     og_use_launch(&used, &kern->block);
     og_use_expr(&used, kern->shared_mem);
   }
-  og_declare(op, &used, "opspec_args->", locals);
+  og_declare(op, &used, "opspec_args->", false, 2, locals);
   og_idents_free(&used);
 
   og_buf head = {0};
   og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
-  static const char *const params[] = {"const void *opspec_argp", "int32_t opspec_variant",
-                                       "void *opspec_stream_handle", "const size_t *opspec_output_bytes",
-                                       "const char **opspec_failed_kernel"};
-  og_signature(lines, og_buf_str(&head), params, 5);
+  bool batched = og_cuda_batch_grid(op);
+  /* Without a batched grid the handler calls once per element, with no batch: C++ lets
+   * the parameter go unnamed. */
+  const char *const params[] = {"const void *opspec_argp",
+                                batched ? "const opspec_batch *opspec_call_batch" : "const opspec_batch *",
+                                "int32_t opspec_variant",
+                                "void *opspec_stream_handle",
+                                "const size_t *opspec_output_bytes",
+                                "const char **opspec_failed_kernel"};
+  og_signature(lines, og_buf_str(&head), params, 6);
   og_buf_free(&head);
   og_line(lines, "  const opspec_%s_args *opspec_args = (const opspec_%s_args *)opspec_argp;", op->name, op->name);
   og_line(lines, "  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;");
@@ -408,6 +449,12 @@ static og_value *og_cuda_launcher(const og_op *op) {
     }
   else
     og_cuda_config(lines, 0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL);
+  if (batched) {
+    og_line(lines, "  /* A natively batched call's elements run along z. */");
+    og_line(lines, "  const opspec_batch_grid<%zu> opspec_batch = opspec_batch_grid_of<%zu>(opspec_call_batch, %zu);",
+            op->ninputs + op->noutputs, op->ninputs + op->noutputs, op->ninputs);
+    og_line(lines, "  opspec_launch_batch(&opspec_config[0], opspec_batch.count);");
+  }
   og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
   og_line(lines, "  if (opspec_code) return opspec_code;");
   og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");
@@ -437,15 +484,16 @@ static og_value *og_cuda_launcher(const og_op *op) {
     for (size_t k = 0; k < nconfig; ++k) {
       og_buf fn = {0};
       og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
-      const char *call = "opspec_launch_kernel";
+      const char *values = batched ? "*opspec_args, opspec_batch" : "*opspec_args";
       if (k + 1 < nconfig)
-        og_line(
-            lines,
-            "      if ((opspec_code = %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel)))",
-            call, og_buf_str(&fn), k);
+        og_line(lines,
+                "      if ((opspec_code = opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, "
+                "opspec_failed_kernel, %s)))",
+                og_buf_str(&fn), k, values);
       else
-        og_line(lines, "      return %s(%s, opspec_config[%zu], opspec_stream, *opspec_args, opspec_failed_kernel);",
-                call, og_buf_str(&fn), k);
+        og_line(lines,
+                "      return opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, opspec_failed_kernel, %s);",
+                og_buf_str(&fn), k, values);
       if (k + 1 < nconfig) og_line(lines, "        return opspec_code;");
       og_buf_free(&fn);
     }

@@ -33,6 +33,11 @@ og_value *og_c_expr_checked(const og_expr *e);
 /* The spec's spelling of an expression, as a C string literal's body. */
 og_value *og_spec_text(const og_expr *e);
 
+/* Whether the op's CUDA launcher runs a natively batched call whole, the batch along
+ * the grid's z (opspec_op_desc.cuda_batch_grid): a portable kernel of at most 2 launch
+ * dims, so that z is free, and no scratch, which is one element's. */
+bool og_cuda_batch_grid(const og_op *op);
+
 /* Sets the keys of the kernel files on `v` (the op's map): body_inc, cpu_variants,
  * cpu_lines, cuda_kernels, cuda_launch, ... (see the function). */
 void og_emit_kernels(const og_op *op, og_value *v);

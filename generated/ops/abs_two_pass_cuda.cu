@@ -33,7 +33,7 @@ static __global__ void opspec_abs_two_pass_root(const opspec_abs_two_pass_args o
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, int32_t opspec_variant,
+extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
                                                void *opspec_stream_handle, const size_t *opspec_output_bytes,
                                                const char **opspec_failed_kernel) {
   const opspec_abs_two_pass_args *opspec_args = (const opspec_abs_two_pass_args *)opspec_argp;
@@ -52,13 +52,13 @@ extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, int32_t 
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
     case 1: /* T = float64 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

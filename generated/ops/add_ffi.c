@@ -25,6 +25,7 @@ static const opspec_op_desc opspec_add_desc = {
     .ninputs = 2, .inputs = opspec_add_inputs,
     .noutputs = 1, .outputs = opspec_add_outputs,
     .ntypes = 1, .types = opspec_add_types,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_add_cpu(XLA_FFI_CallFrame *cf) {

@@ -33,8 +33,9 @@ static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspe
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
-                                            const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
+extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
+                                            void *opspec_stream_handle, const size_t *opspec_output_bytes,
+                                            const char **opspec_failed_kernel) {
   const opspec_block_sum_args *opspec_args = (const opspec_block_sum_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
   const int64_t n = opspec_args->n;
@@ -50,9 +51,9 @@ extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, int32_t ops
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -71,6 +71,7 @@ static const opspec_op_desc opspec_csr_matvec_desc = {
     .shapes = opspec_csr_matvec_shapes,
     .launch = opspec_csr_matvec_launch_sizes,
     .contents = opspec_csr_matvec_contents,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf) {

@@ -38,6 +38,7 @@ static const opspec_op_desc opspec_exp_decay_desc = {
     .ntypes = 1, .types = opspec_exp_decay_types,
     .nsymbols = 1, .symbols = opspec_exp_decay_symbols,
     .shapes = opspec_exp_decay_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_exp_decay_cpu(XLA_FFI_CallFrame *cf) {

@@ -39,6 +39,7 @@ static const opspec_op_desc opspec_exp_trace_desc = {
     .ntypes = 1, .types = opspec_exp_trace_types,
     .nsymbols = 1, .symbols = opspec_exp_trace_symbols,
     .shapes = opspec_exp_trace_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_exp_trace_cpu(XLA_FFI_CallFrame *cf) {

@@ -40,6 +40,7 @@ static const opspec_op_desc opspec_hadamard_desc = {
     .ntypes = 1, .types = opspec_hadamard_types,
     .nsymbols = 2, .symbols = opspec_hadamard_symbols,
     .shapes = opspec_hadamard_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_hadamard_cpu(XLA_FFI_CallFrame *cf) {

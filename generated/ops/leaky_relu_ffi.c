@@ -29,6 +29,7 @@ static const opspec_op_desc opspec_leaky_relu_desc = {
     .noutputs = 1, .outputs = opspec_leaky_relu_outputs,
     .ntypes = 1, .types = opspec_leaky_relu_types,
     .nattrs = 1, .attrs = opspec_leaky_relu_attrs,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf) {

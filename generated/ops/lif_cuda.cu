@@ -9,31 +9,36 @@
 
 /* lif, one thread per launch index. */
 template <typename T>
-static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args) {
-  const T *V = (const T *)opspec_args.V.data;
-  const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_args.I_ext.data;
-  const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args.tau_inv.data;
-  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
-  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
-  const T *OPSPEC_RESTRICT dt = (const T *)opspec_args.dt.data;
-  T *V_out = (T *)opspec_args.V_out.data;
-  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
-  const int64_t n = opspec_args.n;
-  /* The prologue: once per thread, before its indices. */
+static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args, const opspec_batch_grid<8> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
+    const T *V = (const T *)opspec_batch_at(opspec_args.V.data, opspec_batch, 0, opspec_b);
+    const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_batch_at(opspec_args.I_ext.data, opspec_batch, 1, opspec_b);
+    const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_batch_at(opspec_args.tau_inv.data, opspec_batch, 2, opspec_b);
+    const T *OPSPEC_RESTRICT V_th = (const T *)opspec_batch_at(opspec_args.V_th.data, opspec_batch, 3, opspec_b);
+    const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_batch_at(opspec_args.V_rest.data, opspec_batch, 4, opspec_b);
+    const T *OPSPEC_RESTRICT dt = (const T *)opspec_batch_at(opspec_args.dt.data, opspec_batch, 5, opspec_b);
+    T *V_out = (T *)opspec_batch_at(opspec_args.V_out.data, opspec_batch, 6, opspec_b);
+    int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_batch_at(opspec_args.spikes.data, opspec_batch, 7, opspec_b);
+    const int64_t n = opspec_args.n;
+    /* The prologue: once per thread and element, before its indices. */
 #line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 29 "generated/ops/lif_cuda.cu"
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+#line 32 "generated/ops/lif_cuda.cu"
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
 #include "ops/lif_body.inc"
+  }
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_lif_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+extern "C" int opspec_lif_cuda_launch(const void *opspec_argp, const opspec_batch *opspec_call_batch,
+                                      int32_t opspec_variant, void *opspec_stream_handle,
                                       const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
   const opspec_lif_args *opspec_args = (const opspec_lif_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
@@ -41,6 +46,9 @@ extern "C" int opspec_lif_cuda_launch(const void *opspec_argp, int32_t opspec_va
   opspec_launch opspec_config[1];
   const int64_t opspec_extents_kernel[3] = {n};
   opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL);
+  /* A natively batched call's elements run along z. */
+  const opspec_batch_grid<8> opspec_batch = opspec_batch_grid_of<8>(opspec_call_batch, 6);
+  opspec_launch_batch(&opspec_config[0], opspec_batch.count);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
@@ -50,9 +58,9 @@ extern "C" int opspec_lif_cuda_launch(const void *opspec_argp, int32_t opspec_va
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_lif_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_lif_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_lif_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_lif_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

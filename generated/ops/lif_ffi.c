@@ -44,6 +44,7 @@ static const opspec_op_desc opspec_lif_desc = {
     .ntypes = 1, .types = opspec_lif_types,
     .nsymbols = 1, .symbols = opspec_lif_symbols,
     .shapes = opspec_lif_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_lif_cpu(XLA_FFI_CallFrame *cf) {

@@ -49,6 +49,7 @@ static const opspec_op_desc opspec_lif_surrogate_desc = {
     .nsymbols = 1, .symbols = opspec_lif_surrogate_symbols,
     .nattrs = 1, .attrs = opspec_lif_surrogate_attrs,
     .shapes = opspec_lif_surrogate_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_lif_surrogate_cpu(XLA_FFI_CallFrame *cf) {

@@ -39,6 +39,7 @@ static const opspec_op_desc opspec_matvec_desc = {
     .ntypes = 1, .types = opspec_matvec_types,
     .nsymbols = 2, .symbols = opspec_matvec_symbols,
     .shapes = opspec_matvec_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_matvec_cpu(XLA_FFI_CallFrame *cf) {

@@ -24,6 +24,7 @@ static const opspec_op_desc opspec_relu_desc = {
     .ninputs = 1, .inputs = opspec_relu_inputs,
     .noutputs = 1, .outputs = opspec_relu_outputs,
     .ntypes = 1, .types = opspec_relu_types,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_relu_cpu(XLA_FFI_CallFrame *cf) {

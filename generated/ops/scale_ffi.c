@@ -38,6 +38,7 @@ static const opspec_op_desc opspec_scale_desc = {
     .ntypes = 1, .types = opspec_scale_types,
     .nsymbols = 1, .symbols = opspec_scale_symbols,
     .shapes = opspec_scale_shapes,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_scale_cpu(XLA_FFI_CallFrame *cf) {

@@ -9,18 +9,24 @@
 
 /* sigmoid, one thread per launch index. */
 template <typename T>
-static __global__ void opspec_sigmoid_kernel(const opspec_sigmoid_args opspec_args) {
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
-  const int64_t x_size = opspec_args.x.size;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= x_size) return;
+static __global__ void opspec_sigmoid_kernel(const opspec_sigmoid_args opspec_args,
+                                             const opspec_batch_grid<2> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
+    const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b);
+    const int64_t x_size = opspec_args.x.size;
+    T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 1, opspec_b);
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= x_size) return;
 #include "ops/sigmoid_body.inc"
+  }
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, int32_t opspec_variant, void *opspec_stream_handle,
+extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, const opspec_batch *opspec_call_batch,
+                                          int32_t opspec_variant, void *opspec_stream_handle,
                                           const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
   const opspec_sigmoid_args *opspec_args = (const opspec_sigmoid_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
@@ -29,6 +35,9 @@ extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, int32_t opspe
   const int64_t opspec_extents_kernel[3] = {x_size};
   const int64_t opspec_threads_kernel[3] = {128};
   opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, opspec_threads_kernel);
+  /* A natively batched call's elements run along z. */
+  const opspec_batch_grid<2> opspec_batch = opspec_batch_grid_of<2>(opspec_call_batch, 1);
+  opspec_launch_batch(&opspec_config[0], opspec_batch.count);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
@@ -37,11 +46,11 @@ extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, int32_t opspe
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_sigmoid_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_sigmoid_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_sigmoid_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_sigmoid_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     case 2: /* T = float16 */
-      return opspec_launch_kernel(opspec_sigmoid_kernel<opspec_float16>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_sigmoid_kernel<opspec_float16>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

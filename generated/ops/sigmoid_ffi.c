@@ -24,6 +24,7 @@ static const opspec_op_desc opspec_sigmoid_desc = {
     .ninputs = 1, .inputs = opspec_sigmoid_inputs,
     .noutputs = 1, .outputs = opspec_sigmoid_outputs,
     .ntypes = 1, .types = opspec_sigmoid_types,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_sigmoid_cpu(XLA_FFI_CallFrame *cf) {

@@ -36,7 +36,7 @@ static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args op
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_spike_reset_cuda_launch(const void *opspec_argp, int32_t opspec_variant,
+extern "C" int opspec_spike_reset_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
                                               void *opspec_stream_handle, const size_t *opspec_output_bytes,
                                               const char **opspec_failed_kernel) {
   const opspec_spike_reset_args *opspec_args = (const opspec_spike_reset_args *)opspec_argp;
@@ -58,13 +58,13 @@ extern "C" int opspec_spike_reset_cuda_launch(const void *opspec_argp, int32_t o
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_spike_reset_reset<float>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_spike_reset_reset<float>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
     case 1: /* T = float64 */
-      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel)))
+      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_spike_reset_reset<double>, opspec_config[1], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_spike_reset_reset<double>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -25,6 +25,7 @@ static const opspec_op_desc opspec_split_desc = {
     .ninputs = 1, .inputs = opspec_split_inputs,
     .noutputs = 2, .outputs = opspec_split_outputs,
     .ntypes = 1, .types = opspec_split_types,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_split_cpu(XLA_FFI_CallFrame *cf) {

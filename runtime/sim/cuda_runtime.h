@@ -40,6 +40,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "opspec/cuda_sim.h"
 
@@ -167,14 +168,20 @@ struct thread_context {
 };
 const thread_context &context();
 
-/* Runs `kernel` (type-erased; `thunk` calls it with *args) over the grid, now. */
-typedef void kernel_thunk(void (*kernel)(), const void *args);
-cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), const void *args, dim3 grid, dim3 block, size_t shared_mem,
+/* Runs `kernel` (type-erased; `thunk` calls it with the values `args` points at, as
+ * cudaLaunchKernel's void ** gives them) over the grid, now. */
+typedef void kernel_thunk(void (*kernel)(), void *const *args);
+cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim3 grid, dim3 block, size_t shared_mem,
                    cudaStream_t stream);
 
-template <typename Args>
-void call_kernel(void (*kernel)(), const void *args) {
-  reinterpret_cast<void (*)(Args)>(kernel)(*static_cast<const Args *>(args));
+template <typename... Params, size_t... I>
+void call_kernel_with(void (*kernel)(), void *const *args, std::index_sequence<I...>) {
+  reinterpret_cast<void (*)(Params...)>(kernel)(*static_cast<const Params *>(args[I])...);
+}
+
+template <typename... Params>
+void call_kernel(void (*kernel)(), void *const *args) {
+  call_kernel_with<Params...>(kernel, args, std::index_sequence_for<Params...>{});
 }
 
 /* Barriers of the block: `reduce` 0 plain, 1 count, 2 and, 3 or; `file` and `line`
@@ -529,14 +536,14 @@ static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, c
   return cudaMemcpyAsync(dst, src, bytes, kind, 0);
 }
 
-/* CUDA's typed cudaLaunchKernel: the kernel's parameter type travels with it, so the
- * simulator can call it. opspec kernels take one argument, their op's args struct. */
-template <typename Args>
-static inline cudaError_t cudaLaunchKernel(void (*kernel)(Args), dim3 grid, dim3 block, void **args,
+/* CUDA's typed cudaLaunchKernel: the kernel's parameter types travel with it, so the
+ * simulator can call it. opspec kernels take their op's args struct, and the portable
+ * kernel its opspec_batch_grid too. */
+template <typename... Params>
+static inline cudaError_t cudaLaunchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, void **args,
                                            size_t shared_mem = 0, cudaStream_t stream = 0) {
-  typedef typename std::decay<Args>::type Arg;
-  return ::opspec_sim::launch(&::opspec_sim::call_kernel<Arg>, reinterpret_cast<void (*)()>(kernel), args[0], grid,
-                              block, shared_mem, stream);
+  return ::opspec_sim::launch(&::opspec_sim::call_kernel<typename std::decay<Params>::type...>,
+                              reinterpret_cast<void (*)()>(kernel), args, grid, block, shared_mem, stream);
 }
 
 #endif /* OPSPEC_SIM_CUDA_RUNTIME_H */

@@ -231,7 +231,7 @@ struct warp_pending {
 struct launch_desc {
   kernel_thunk *thunk;
   void (*kernel)();
-  const void *args;
+  void *const *args;
   dim3 grid, block;
 };
 
@@ -703,7 +703,7 @@ cudaError_t memset_async(void *ptr, int value, size_t bytes, cudaStream_t stream
   return cudaSuccess;
 }
 
-cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), const void *args, dim3 grid, dim3 block, size_t shared_mem,
+cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim3 grid, dim3 block, size_t shared_mem,
                    cudaStream_t stream) {
   int device = t_device;
   cudaError_t code = cudaSuccess;

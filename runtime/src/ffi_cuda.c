@@ -67,19 +67,25 @@ static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opsp
   return false;
 }
 
-/* Allocates scratch, launches, frees: everything that runs with the call's device current. */
+/* Allocates scratch, launches, frees: everything that runs with the call's device
+ * current. `batch` NULL: one element; otherwise the whole batch in one launch per kernel
+ * (op->cuda_batch_grid), whose outputs are every element's. */
 static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                                           const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch,
-                                           const opspec_bound *bound, int device) {
+                                           const opspec_batch *batch, const opspec_cuda_backend *backend,
+                                           opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
   void *stream = NULL;
   XLA_FFI_Error *err = backend->stream(cf, op->name, device, &stream);
   if (err) return err;
   size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
-  for (int32_t i = 0; i < op->noutputs; ++i)
+  for (int32_t i = 0; i < op->noutputs; ++i) {
     if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
                                    opspec_array_at(args, op->outputs[i].offset)->size,
                                    opspec_elem_size(&op->outputs[i], bound), &output_bytes[i])))
       return err;
+    /* An output has every batch dim, outermost, and element 0 at its start: the whole
+     * buffer, which XLA allocated, so the product fits. */
+    if (batch) output_bytes[i] *= (size_t)batch->count;
+  }
   int32_t allocated = 0;
   for (; allocated < op->nscratch; ++allocated) {
     const opspec_array_desc *desc = &op->scratch[allocated];
@@ -94,7 +100,7 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
       if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
         backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
   const char *failed_kernel = NULL;
-  int code = err ? 0 : launch(args, bound->variant, stream, output_bytes, &failed_kernel);
+  int code = err ? 0 : launch(args, batch, bound->variant, stream, output_bytes, &failed_kernel);
   /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
   for (int32_t i = 0; i < allocated; ++i)
     backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
@@ -122,10 +128,17 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
   if (device != previous && (code = backend->set_device(device)))
     return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
-  /* A batched call enqueues each element's launches in turn on the one stream. */
-  for (int64_t b = 0; b < batch.count && !err; ++b) {
-    if (batch.rank) opspec_batch_point(&batch, op, args, b);
-    err = opspec_run_on_device(call, op, args, backend, launch, &bound, device);
+  if (batch.rank && op->cuda_batch_grid && batch.count > 0) {
+    /* The portable kernel takes the batch along the grid's z: one launch. */
+    opspec_batch_point(&batch, op, args, 0);
+    err = opspec_run_on_device(call, op, args, &batch, backend, launch, &bound, device);
+  } else {
+    /* Raw `cuda:` kernels see one element: each element's launches in turn, on the one
+     * stream. */
+    for (int64_t b = 0; b < batch.count && !err; ++b) {
+      if (batch.rank) opspec_batch_point(&batch, op, args, b);
+      err = opspec_run_on_device(call, op, args, NULL, backend, launch, &bound, device);
+    }
   }
   if (device != previous && (code = backend->set_device(previous)) && !err)
     err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);

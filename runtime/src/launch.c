@@ -31,6 +31,10 @@ void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, con
     if (l->grid[axis] > 65535) l->grid[axis] = 65535;
 }
 
+void opspec_launch_batch(opspec_launch *l, int64_t count) {
+  l->grid[2] = count < 0 ? 0 : count > 65535 ? 65535 : count;
+}
+
 void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
                             int64_t shared_mem) {
   l->kernel = kernel;

@@ -187,3 +187,67 @@ def test_cpu_and_gpu_share_one_op_name(backend, rng):
     on_gpu_ = opspec.ops.scale(*put((x, s), backend), backend=backend)
     assert list(on_cpu.devices())[0].platform == "cpu"
     np.testing.assert_allclose(on_cpu, np.asarray(on_gpu_), rtol=1e-6)
+
+
+def _batch_masks(n):
+    """Which inputs a vmap test batches: each one alone, all, and all but the first."""
+    masks = {1 << i for i in range(n)} | {(1 << n) - 1}
+    if n > 1:
+        masks.add((1 << n) - 2)
+    return sorted(masks)
+
+
+@pytest.mark.parametrize("name", CUDA_OPS)
+def test_vmap_on_gpu_is_one_call(name, backend, rng):
+    """jax.vmap of every CUDA op, over several subsets of its inputs (the others read in
+    place), against a loop of the op's NumPy reference: one FFI call each."""
+    B = 3
+    args, attrs = CASES[name][0](rng, np.float64, 300)
+    n = len(args)
+    for mask in _batch_masks(n):
+        axes = tuple(0 if mask >> i & 1 else None for i in range(n))
+        batched = [
+            np.stack([np.asarray(a) * (1 + 0.05 * b) if np.asarray(a).dtype.kind == "f" else a for b in range(B)])
+            if axes[i] == 0
+            else a
+            for i, a in enumerate(args)
+        ]
+        fn = jax.vmap(lambda *a: getattr(opspec.ops, name)(*a, **attrs, backend=backend), in_axes=axes)
+        out = jax.jit(fn)(*put(batched, backend))
+        out = out if isinstance(out, tuple) else (out,)
+        for b in range(B):
+            one = [batched[i][b] if axes[i] == 0 else args[i] for i in range(n)]
+            for got, want in zip(out, reference(name, one, attrs, np.float64)):
+                np.testing.assert_allclose(np.asarray(got)[b], want, **tol(np.float64), err_msg=f"{name} {axes}")
+        hlo = jax.jit(fn).lower(*put(batched, backend)).as_text()
+        assert hlo.count("stablehlo.custom_call @opspec_") == 1
+
+
+def _launches(backend):
+    return opspec.cuda_sim_launches() if backend == "cuda_sim" else None
+
+
+def test_vmap_of_a_portable_kernel_is_one_launch_along_z(backend, rng):
+    """A portable kernel runs a whole batch in one launch, the elements along the grid's z;
+    a raw `cuda:` kernel (block_sum) runs once per element, all from one FFI call."""
+    if backend != "cuda_sim":
+        pytest.skip("launches are recorded by the simulator only")
+    x = rng.standard_normal((5, 3, 1000)).astype(np.float32)
+    _launches(backend)
+    got = jax.block_until_ready(jax.vmap(jax.vmap(lambda v: opspec.ops.relu(v, backend=backend)))(*put((x,), backend)))
+    np.testing.assert_array_equal(got, np.maximum(x, 0))
+    assert [(r["grid"], r["block"]) for r in _launches(backend)] == [((4, 1, 15), (256, 1, 1))]
+    y = rng.standard_normal((5, 1024)).astype(np.float32)
+    got = jax.block_until_ready(jax.vmap(lambda v: opspec.ops.block_sum(v, backend=backend))(*put((y,), backend)))
+    np.testing.assert_allclose(got, y.reshape(5, 4, 256).sum(-1), rtol=1e-5)
+    assert len(_launches(backend)) == 5
+
+
+def test_vmap_past_65535_elements_along_z(backend, rng):
+    """A grid has at most 65535 blocks along z: past that each thread loops over several
+    batch elements (with one batched input, the other read in place)."""
+    B = 65535 + 1234
+    x = rng.standard_normal((B, 2)).astype(np.float32)
+    y = rng.standard_normal(2).astype(np.float32)
+    fn = jax.vmap(lambda a: opspec.ops.add(a, y, backend=backend))
+    np.testing.assert_array_equal(jax.jit(fn)(*put((x,), backend)), x + y)

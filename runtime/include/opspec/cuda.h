@@ -14,7 +14,9 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "opspec/batch.h"
 #include "opspec/ffi.h"
 #include "opspec/launch.h"
 
@@ -30,6 +32,45 @@ __device__ static inline int64_t opspec_grid_z(void) { return (int64_t)blockIdx.
 #define OPSPEC_DYNAMIC_SHARED(name, ...)
 #endif
 
+/* A natively batched call (opspec/batch.h) as a portable kernel sees it, by value in
+ * its parameters: the op's N arrays, inputs then outputs, each with its byte step per
+ * batch dim (0 where an input lacks the dim). An unbatched call is one element. */
+template <int N>
+struct opspec_batch_grid {
+  int64_t count; /* elements; the kernel's z loop runs over them */
+  int32_t rank;
+  int64_t extent[OPSPEC_MAX_BATCH_RANK];
+  int64_t step[N][OPSPEC_MAX_BATCH_RANK];
+};
+
+/* The kernel's view of `batch` (NULL: one element) for an op with `ninputs` inputs. */
+template <int N>
+static inline opspec_batch_grid<N> opspec_batch_grid_of(const opspec_batch *batch, int ninputs) {
+  opspec_batch_grid<N> g;
+  memset(&g, 0, sizeof g);
+  g.count = 1;
+  if (!batch || !batch->rank) return g;
+  g.count = batch->count;
+  g.rank = batch->rank;
+  for (int k = 0; k < batch->rank; ++k) {
+    g.extent[k] = batch->extent[k];
+    for (int a = 0; a < N; ++a) g.step[a][k] = a < ninputs ? batch->in_step[a][k] : batch->out_step[a - ninputs][k];
+  }
+  return g;
+}
+
+/* Array `a`'s data for batch element `b`, from element 0's `data`: the element's index
+ * along each batch dim, innermost first, times the array's step there. */
+template <int N>
+__device__ static inline void *opspec_batch_at(void *data, const opspec_batch_grid<N> &g, int a, int64_t b) {
+  int64_t offset = 0;
+  for (int k = g.rank - 1; k >= 0; --k) {
+    offset += b % g.extent[k] * g.step[a][k];
+    b /= g.extent[k];
+  }
+  return (char *)data + offset;
+}
+
 /* Zero-fills an output of an empty launch: 0 or a cudaError_t. */
 static inline int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return 0;
@@ -37,17 +78,19 @@ static inline int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream)
 }
 
 /* Launches `kernel` with `cfg` on `stream` (nothing for an empty launch): 0 or a
- * cudaError_t, naming the kernel in *failed_kernel. cudaLaunchKernel rather than <<<>>>,
- * so that the simulator, which is plain C++, runs this very function; its typed form
- * keeps the kernel's argument type. cudaGetLastError clears the error it records. */
-template <typename Args>
-static inline int opspec_launch_kernel(void (*kernel)(Args), const opspec_launch &cfg, cudaStream_t stream,
-                                       const Args &args, const char **failed_kernel) {
+ * cudaError_t, naming the kernel in *failed_kernel. A raw kernel's parameter is its op's
+ * args struct; the portable kernel's are that and its opspec_batch_grid.
+ * cudaLaunchKernel rather than <<<>>>, so that the simulator, which is plain C++, runs
+ * this very function; its typed form keeps the kernel's parameter types.
+ * cudaGetLastError clears the error it records. */
+template <typename... Params>
+static inline int opspec_launch_kernel(void (*kernel)(Params...), const opspec_launch &cfg, cudaStream_t stream,
+                                       const char **failed_kernel, const Params &...params) {
   if (opspec_launch_empty(&cfg)) return 0;
-  void *params[] = {const_cast<Args *>(&args)};
+  void *values[] = {const_cast<Params *>(&params)...};
   cudaError_t err = cudaLaunchKernel(kernel, dim3((unsigned)cfg.grid[0], (unsigned)cfg.grid[1], (unsigned)cfg.grid[2]),
                                      dim3((unsigned)cfg.block[0], (unsigned)cfg.block[1], (unsigned)cfg.block[2]),
-                                     params, (size_t)cfg.shared_mem, stream);
+                                     values, (size_t)cfg.shared_mem, stream);
   cudaError_t last = cudaGetLastError();
   if (err == cudaSuccess) err = last;
   if (err != cudaSuccess) *failed_kernel = cfg.kernel;

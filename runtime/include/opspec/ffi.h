@@ -227,6 +227,10 @@ typedef struct opspec_op_desc {
   const opspec_symbol_desc *symbols;
   opspec_shapes_fn *shapes;
   opspec_args_fn *launch, *contents, *cuda;
+  /* The op's CUDA launcher runs a natively batched call in one launch per kernel, the
+   * batch along the grid's z: a portable kernel with at most 2 launch dims and no
+   * scratch. Otherwise the handler enqueues each element's launches in turn. */
+  bool cuda_batch_grid;
 } opspec_op_desc;
 
 /* What binding the inputs established. opspec_bind_inputs initialises only what says
@@ -315,11 +319,16 @@ int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
  * every symbol and attribute; runs op->shapes and op->launch on the way. */
 XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound);
 
+struct opspec_batch; /* opspec/batch.h */
+
 /* Enqueues an op's kernels for type variant `variant` on `stream` (generated, in
- * <op>_cuda.cu). `output_bytes` are the outputs' sizes, for zero-filling them when a
+ * <op>_cuda.cu). `batch` is NULL for one element; otherwise the natively batched call
+ * (opspec/batch.h) that the op's portable kernel runs whole, the elements along the
+ * grid's z (only where op->cuda_batch_grid says so; `args` then points at element 0).
+ * `output_bytes` are the outputs' sizes, every element's, for zero-filling them when a
  * launch is empty. Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
-typedef int opspec_cuda_launch_fn(const void *args, int32_t variant, void *stream, const size_t *output_bytes,
-                                  const char **failed_kernel);
+typedef int opspec_cuda_launch_fn(const void *args, const struct opspec_batch *batch, int32_t variant, void *stream,
+                                  const size_t *output_bytes, const char **failed_kernel);
 
 /* Where a CUDA handler's devices, streams and scratch memory come from
  * (opspec/ffi_cuda.h): a GPU, through XLA and the CUDA runtime (built with

@@ -33,6 +33,10 @@ void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const i
  * (CUDA's limit there), since its kernel loops over the indices past them. */
 void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
                             const int64_t *threads);
+/* Puts the `count` elements of a natively batched call along z of a portable kernel's
+ * grid of at most 2 launch dims: at most 65535 blocks, since the kernel loops over the
+ * elements past them; none for an empty batch. */
+void opspec_launch_batch(opspec_launch *l, int64_t count);
 /* Explicit grid and block, given x first (as in CUDA). */
 void opspec_launch_explicit(opspec_launch *l, const char *kernel, int ndims, const int64_t *grid, const int64_t *block,
                             int64_t shared_mem);

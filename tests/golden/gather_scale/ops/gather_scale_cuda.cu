@@ -9,28 +9,36 @@
 
 /* gather_scale, one thread per launch index. */
 template <typename T>
-static __global__ void opspec_gather_scale_kernel(const opspec_gather_scale_args opspec_args) {
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
-  const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args.idx.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args.out.data;
-  const int64_t m = opspec_args.m;
-  const double scale = opspec_args.scale;
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= m) return;
+static __global__ void opspec_gather_scale_kernel(const opspec_gather_scale_args opspec_args,
+                                                  const opspec_batch_grid<3> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
+    const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b);
+    const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_batch_at(opspec_args.idx.data, opspec_batch, 1, opspec_b);
+    T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
+    const int64_t m = opspec_args.m;
+    const double scale = opspec_args.scale;
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
 #include "ops/gather_scale_body.inc"
+  }
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the
  * launch expressions read. */
-extern "C" int opspec_gather_scale_cuda_launch(const void *opspec_argp, int32_t opspec_variant,
-                                               void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                               const char **opspec_failed_kernel) {
+extern "C" int opspec_gather_scale_cuda_launch(const void *opspec_argp, const opspec_batch *opspec_call_batch,
+                                               int32_t opspec_variant, void *opspec_stream_handle,
+                                               const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
   const opspec_gather_scale_args *opspec_args = (const opspec_gather_scale_args *)opspec_argp;
   cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
   const int64_t m = opspec_args->m;
   opspec_launch opspec_config[1];
   const int64_t opspec_extents_kernel[3] = {m};
   opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL);
+  /* A natively batched call's elements run along z. */
+  const opspec_batch_grid<3> opspec_batch = opspec_batch_grid_of<3>(opspec_call_batch, 2);
+  opspec_launch_batch(&opspec_config[0], opspec_batch.count);
   int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
@@ -39,9 +47,9 @@ extern "C" int opspec_gather_scale_cuda_launch(const void *opspec_argp, int32_t 
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_gather_scale_kernel<float>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_gather_scale_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_gather_scale_kernel<double>, opspec_config[0], opspec_stream, *opspec_args, opspec_failed_kernel);
+      return opspec_launch_kernel(opspec_gather_scale_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

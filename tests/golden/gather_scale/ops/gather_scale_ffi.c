@@ -59,6 +59,7 @@ static const opspec_op_desc opspec_gather_scale_desc = {
     .nattrs = 1, .attrs = opspec_gather_scale_attrs,
     .shapes = opspec_gather_scale_shapes,
     .contents = opspec_gather_scale_contents,
+    .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_gather_scale_cpu(XLA_FFI_CallFrame *cf) {
