@@ -8,10 +8,9 @@ neighbour hits all alike; the median and the minimum over rounds are printed (on
 loaded 2-core machine the minimum is the steadier). jnp chains fuse into one loop: its
 number is what jnp costs, not one dispatch.
 
-"bare + omp if" is the bare handler with opspec's loop pragma (`omp parallel for if`),
-and "opspec serial" opspec's own handler and runtime compiled from this repository with
-a kernel that skips OpenMP when serial (bench/native/add_serial_branch.c): together they
-split opspec's cost into what the runtime costs and what entering OpenMP costs.
+"bare + omp if" is the bare handler with the loop pragma opspec's kernels had before
+they ran as ranges of the handler's loop (`omp parallel for if`): what entering OpenMP
+on every call costs, even when the loop then runs on one thread.
 """
 
 import argparse
@@ -76,7 +75,6 @@ def contenders():
         "opspec": opspec.ops.add,
         "bare C FFI": native.bare_add(),
         "bare + omp if": native.bare_add(omp_if=True),
-        "opspec serial": native.opspec_add_serial_branch(),
         "jnp": lambda x, y: x + y,
     }
 

@@ -1,6 +1,6 @@
 """Native helpers the benchmarks build themselves (not part of the wheel): a bare C XLA
-FFI handler to measure call overhead against, opspec's own handler compiled with a
-serial-branch kernel, and a STREAM-like triad for the machine's bandwidth. Compiled with
+FFI handler to measure call overhead against, and a STREAM-like triad for the machine's
+bandwidth. Compiled with
 the system's cc into bench/.build/ (ignored by git) on first use.
 """
 
@@ -70,36 +70,6 @@ def bare_add(omp_if: bool = False):
 
         _bare[omp_if] = call
     return _bare[omp_if]
-
-
-_serial = None
-
-
-def opspec_add_serial_branch():
-    """opspec's own `add` handler and runtime, compiled here from the repository's
-    sources with a kernel whose serial case skips OpenMP (bench/native/add_serial_branch.c):
-    what the call costs once generated kernels branch around `omp parallel`."""
-    global _serial
-    if _serial is None:
-        lib = build(
-            "add_serial_branch.c",
-            ("-fopenmp", "-I", os.path.join(ROOT, "runtime/include"), "-I", os.path.join(ROOT, "generated")),
-            (
-                "runtime/src/ffi.c",
-                "runtime/src/handler.c",
-                "runtime/src/batch.c",
-                "runtime/src/cpu.c",
-                "generated/ops/add_ffi.c",
-            ),
-        )
-        jax.ffi.register_ffi_target("bench_opspec_add_serial", jax.ffi.pycapsule(lib.opspec_add_cpu), platform="cpu")
-        lib.opspec_set_cpu_threads(2)
-
-        def call(x, y):
-            return jax.ffi.ffi_call("bench_opspec_add_serial", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
-
-        _serial = call
-    return _serial
 
 
 def triad_gbs(n: int = 1 << 24, reps: int = 10, threads: int = 2) -> float:

@@ -240,11 +240,44 @@ static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *ro
   return any;
 }
 
+/* `launch`: the portable launch's extents, computed and checked, for the CPU handler
+ * that runs the kernel's loop. */
 static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
-  og_value *rows = og_value_list();
-  og_size_rows_launch(rows, "launch extent", &op->launch, "0");
-  return og_emit_size_function(op, lines, rows, "launch_sizes",
-                               "The portable launch's extents, which may read any array's size.");
+  if (!op->launch.n) return false;
+  og_value *body = og_lines(), *rows = og_value_list();
+  bool reads = false;
+  for (size_t d = 0; d < op->launch.n; ++d) {
+    og_value *value = og_c_expr_checked(op->launch.extents[d]);
+    og_line(body, "  extents[%zu] = %s;", d, og_value_as_str(value));
+    reads |= strstr(og_value_as_str(value), "args->") != NULL;
+    og_value_free(value);
+    og_buf label = {0};
+    char at[32];
+    og_buf_printf(&label, op->launch.n > 1 ? "launch extent %zu" : "launch extent", d);
+    snprintf(at, sizeof at, "extents[%zu]", d);
+    og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
+    og_buf_free(&label);
+  }
+  og_line(lines, "%s", "");
+  og_line(lines, "/* The portable launch's extents (which may read any array's size), for the loop. */");
+  og_line(lines,
+          "static XLA_FFI_Error *opspec_%s_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {",
+          op->name);
+  if (reads)
+    og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
+  else
+    og_line(lines, "  (void)argp;");
+  for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
+  if (og_list_len(rows))
+    og_size_check(lines, rows, op->name);
+  else {
+    og_line(lines, "  (void)cf;");
+    og_line(lines, "  return NULL;");
+  }
+  og_line(lines, "}");
+  og_value_free(body);
+  og_value_free(rows);
+  return true;
 }
 
 static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
@@ -411,6 +444,7 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   present[3] = og_emit_contents(op, functions);
   for (size_t f = 0; f < 4; ++f)
     if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
+  if (op->launch.n) og_line(desc, "    .launch_ndims = %zu,", op->launch.n);
   if (og_cuda_batch_grid(op)) og_line(desc, "    .cuda_batch_grid = true,");
   og_map_set(v, "ffi_functions", functions);
   og_map_set(v, "ffi_desc", desc);

@@ -129,51 +129,25 @@ static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
   return og_buf_take(&b);
 }
 
-/* The loops over the launch indices around the body's #include, `indent` columns in. */
-static void og_cpu_nest(const og_op *op, char *const *ext, int indent, og_value *lines) {
-  size_t n = op->launch.n;
-  for (size_t d = 0; d < n; ++d)
-    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", indent + 2 * (int)d, "", og_index_names[d],
-            og_index_names[d], ext[d], og_index_names[d], d + 1 == n ? " {" : "");
-  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  og_line(lines, "%*s}", indent + 2 * (int)(n - 1), "");
-}
-
-/* The portable kernel's loop nest around the body, with the empty-launch contract. */
+/* The portable kernel's loop nest around the body: the first launch index over the
+ * range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits the
+ * launch, and a natively batched call's elements, among threads), the others whole. The
+ * handler zero-fills the outputs of an empty launch and never calls the kernel then. */
 static void og_cpu_loops(const og_op *op, og_value *lines) {
-  char *ext[3] = {NULL, NULL, NULL};
   size_t n = op->launch.n;
-  for (size_t d = 0; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
-  og_buf cond = {0};
-  for (size_t d = 0; d < n; ++d) og_buf_printf(&cond, "%s%s <= 0", d ? " || " : "", ext[d]);
-  og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */");
-  og_line(lines, "  if (%s) {", og_buf_str(&cond));
-  for (size_t i = 0; i < op->noutputs; ++i)
-    og_line(lines, "    opspec_cpu_zero(opspec_args->%s.data, (size_t)opspec_args->%s.size * sizeof(%s));",
-            op->outputs[i].name, op->outputs[i].name, og_array_ctype(&op->outputs[i]));
-  og_line(lines, "    return;");
-  og_line(lines, "  }");
+  char *ext[3] = {NULL, NULL, NULL};
+  for (size_t d = 1; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
   if (op->prologue.present) {
-    og_line(lines, "  /* The prologue: once per call, before the loop. */");
+    og_line(lines, "  /* The prologue: once per range the handler runs, before its loop. */");
     og_body_lines(op, &op->prologue, lines, true);
   }
-  /* Below the parallel threshold the loop runs as plain C: an OpenMP region with a false
-   * `if` clause would still enter libgomp on every call. The body is an #include, so the
-   * second copy of the loop repeats no body text. */
-  if (n == 1)
-    og_line(lines, "  if (opspec_cpu_parallel(%s)) {", ext[0]);
-  else
-    og_line(lines, "  if (opspec_cpu_parallel_nest(%s, %s, %s)) {", ext[0], ext[1], n == 3 ? ext[2] : "1");
-  if (n == 1)
-    og_line(lines, "#pragma omp parallel for num_threads(opspec_cpu_threads())");
-  else
-    og_line(lines, "#pragma omp parallel for collapse(%zu) num_threads(opspec_cpu_threads())", n);
-  og_cpu_nest(op, ext, 4, lines);
-  og_line(lines, "  } else {");
-  og_cpu_nest(op, ext, 4, lines);
-  og_line(lines, "  }");
-  og_buf_free(&cond);
-  for (size_t d = 0; d < n; ++d) free(ext[d]);
+  og_line(lines, "  for (int64_t i = opspec_begin; i < opspec_end; ++i)%s", n == 1 ? " {" : "");
+  for (size_t d = 1; d < n; ++d)
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", 2 + 2 * (int)d, "", og_index_names[d], og_index_names[d],
+            ext[d] ? ext[d] : "", og_index_names[d], d + 1 == n ? " {" : "");
+  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_line(lines, "%*s}", 2 + 2 * (int)(n - 1), "");
+  for (size_t d = 1; d < n; ++d) free(ext[d]);
 }
 
 /* One specialisation per combination of type-variable choices, first variable slowest
@@ -192,9 +166,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   bool portable = !op->cpu.present;
   if (portable) {
     if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
-    og_use_launch(&used, &op->launch);
-    for (size_t i = 0; i < op->noutputs; ++i) /* the zero-fill's sizeof */
-      if (op->outputs[i].typevar >= 0) og_idents_add(&used, op->types[op->outputs[i].typevar].name);
+    for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
   }
   og_value *lines = og_lines(), *locals = og_lines();
   size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
@@ -209,6 +181,13 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   else
     og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   og_map_set(v, "cpu_lines", lines);
+  /* A portable kernel runs a range of its launch (opspec_cpu_range_kernel); a raw `cpu:`
+   * body is a whole call (opspec_cpu_kernel). */
+  og_map_set(v, "cpu_params",
+             og_value_str(portable ? "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end"
+                                   : "const void *opspec_argp"));
+  og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
+  og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
   og_value *variants = og_value_list(), *table = og_lines();
   size_t nvariants = og_op_nvariants(op);

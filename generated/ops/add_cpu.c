@@ -8,81 +8,42 @@
 #include "ops/add.h"
 
 /* add on CPU, T = float32. */
-static void opspec_add_cpu_float32(const void *opspec_argp) {
+static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
-  const int64_t x_size = opspec_args->x.size;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (x_size <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(x_size)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < x_size; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < x_size; ++i) {
-#include "ops/add_body.inc"
-    }
   }
 }
 
 /* add on CPU, T = float64. */
-static void opspec_add_cpu_float64(const void *opspec_argp) {
+static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
-  const int64_t x_size = opspec_args->x.size;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (x_size <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(x_size)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < x_size; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < x_size; ++i) {
-#include "ops/add_body.inc"
-    }
   }
 }
 
 /* add on CPU, T = float16. */
-static void opspec_add_cpu_float16(const void *opspec_argp) {
+static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
-  const int64_t x_size = opspec_args->x.size;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (x_size <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(x_size)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < x_size; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < x_size; ++i) {
-#include "ops/add_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_add_cpu_variants[3] = {
+opspec_cpu_range_kernel *const opspec_add_cpu_variants[3] = {
     opspec_add_cpu_float32,
     opspec_add_cpu_float64,
     opspec_add_cpu_float16,

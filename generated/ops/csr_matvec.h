@@ -22,7 +22,7 @@ typedef struct opspec_csr_matvec_args {
 } opspec_csr_matvec_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_csr_matvec_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_csr_matvec_cpu_variants[2];
 
 /* The XLA FFI handlers of csr_matvec (registry.c). */
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf);

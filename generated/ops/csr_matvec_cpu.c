@@ -8,7 +8,7 @@
 #include "ops/csr_matvec.h"
 
 /* csr_matvec on CPU, T = float32. */
-static void opspec_csr_matvec_cpu_float32(const void *opspec_argp) {
+static void opspec_csr_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_csr_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
@@ -16,27 +16,13 @@ static void opspec_csr_matvec_cpu_float32(const void *opspec_argp) {
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
-  const int64_t rows_p1 = opspec_args->rows_p1;
-  const int64_t opspec_n0 = rows_p1 - 1;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(opspec_n0)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < opspec_n0; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < opspec_n0; ++i) {
-#include "ops/csr_matvec_body.inc"
-    }
   }
 }
 
 /* csr_matvec on CPU, T = float64. */
-static void opspec_csr_matvec_cpu_float64(const void *opspec_argp) {
+static void opspec_csr_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_csr_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
@@ -44,26 +30,12 @@ static void opspec_csr_matvec_cpu_float64(const void *opspec_argp) {
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
-  const int64_t rows_p1 = opspec_args->rows_p1;
-  const int64_t opspec_n0 = rows_p1 - 1;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (opspec_n0 <= 0) {
-    opspec_cpu_zero(opspec_args->y.data, (size_t)opspec_args->y.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(opspec_n0)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < opspec_n0; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < opspec_n0; ++i) {
-#include "ops/csr_matvec_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_csr_matvec_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_csr_matvec_cpu_variants[2] = {
     opspec_csr_matvec_cpu_float32,
     opspec_csr_matvec_cpu_float64,
 };

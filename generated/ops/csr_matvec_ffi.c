@@ -37,11 +37,12 @@ static XLA_FFI_Error *opspec_csr_matvec_shapes(XLA_FFI_CallFrame *cf, void *argp
   return opspec_check_sizes(cf, "csr_matvec", sizes, OPSPEC_COUNT(sizes));
 }
 
-/* The portable launch's extents, which may read any array's size. */
-static XLA_FFI_Error *opspec_csr_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp) {
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_csr_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
   const opspec_csr_matvec_args *args = argp;
+  extents[0] = opspec_safe_sub(args->rows_p1, 1);
   const opspec_size_check sizes[] = {
-      {"launch extent", "rows_p1 - 1", opspec_safe_sub(args->rows_p1, 1), 0},
+      {"launch extent", "rows_p1 - 1", extents[0], 0},
   };
   return opspec_check_sizes(cf, "csr_matvec", sizes, OPSPEC_COUNT(sizes));
 }
@@ -71,12 +72,13 @@ static const opspec_op_desc opspec_csr_matvec_desc = {
     .shapes = opspec_csr_matvec_shapes,
     .launch = opspec_csr_matvec_launch_sizes,
     .contents = opspec_csr_matvec_contents,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf) {
   opspec_csr_matvec_args args;
-  return opspec_run_cpu(cf, &opspec_csr_matvec_desc, &args, opspec_csr_matvec_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_csr_matvec_desc, &args, opspec_csr_matvec_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

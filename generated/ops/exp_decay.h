@@ -18,7 +18,7 @@ typedef struct opspec_exp_decay_args {
 } opspec_exp_decay_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_exp_decay_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_exp_decay_cpu_variants[2];
 
 /* The XLA FFI handlers of exp_decay (registry.c). */
 XLA_FFI_Error *opspec_exp_decay_cpu(XLA_FFI_CallFrame *cf);

@@ -8,66 +8,40 @@
 #include "ops/exp_trace.h"
 
 /* exp_trace on CPU, T = float32. */
-static void opspec_exp_trace_cpu_float32(const void *opspec_argp) {
+static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;
   const T *OPSPEC_RESTRICT spikes = (const T *)opspec_args->spikes.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
   T *out = (T *)opspec_args->out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 21 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
-#line 28 "generated/ops/exp_trace_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 22 "generated/ops/exp_trace_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_trace_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/exp_trace_body.inc"
-    }
   }
 }
 
 /* exp_trace on CPU, T = float64. */
-static void opspec_exp_trace_cpu_float64(const void *opspec_argp) {
+static void opspec_exp_trace_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;
   const T *OPSPEC_RESTRICT spikes = (const T *)opspec_args->spikes.data;
   const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_args->tau_inv.data;
   T *out = (T *)opspec_args->out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 21 "specs/exp_trace.yaml"
   const T decay = (T)exp(-(double)tau_inv[0]);
-#line 58 "generated/ops/exp_trace_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 39 "generated/ops/exp_trace_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_trace_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/exp_trace_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_exp_trace_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_exp_trace_cpu_variants[2] = {
     opspec_exp_trace_cpu_float32,
     opspec_exp_trace_cpu_float64,
 };

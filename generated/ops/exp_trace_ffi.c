@@ -31,6 +31,14 @@ static XLA_FFI_Error *opspec_exp_trace_shapes(XLA_FFI_CallFrame *cf, void *argp,
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_exp_trace_args *args = argp;
+  extents[0] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
     .args_size = sizeof(opspec_exp_trace_args),
@@ -39,12 +47,14 @@ static const opspec_op_desc opspec_exp_trace_desc = {
     .ntypes = 1, .types = opspec_exp_trace_types,
     .nsymbols = 1, .symbols = opspec_exp_trace_symbols,
     .shapes = opspec_exp_trace_shapes,
+    .launch = opspec_exp_trace_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_exp_trace_cpu(XLA_FFI_CallFrame *cf) {
   opspec_exp_trace_args args;
-  return opspec_run_cpu(cf, &opspec_exp_trace_desc, &args, opspec_exp_trace_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_exp_trace_desc, &args, opspec_exp_trace_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

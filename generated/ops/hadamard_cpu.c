@@ -8,62 +8,34 @@
 #include "ops/hadamard.h"
 
 /* hadamard on CPU, T = float32. */
-static void opspec_hadamard_cpu_float32(const void *opspec_argp) {
+static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
   const T *OPSPEC_RESTRICT B = (const T *)opspec_args->B.data;
   T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
-  const int64_t m = opspec_args->m;
   const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (m <= 0 || n <= 0) {
-    opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel_nest(m, n, 1)) {
-#pragma omp parallel for collapse(2) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i)
+    for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
-      }
-  } else {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-#include "ops/hadamard_body.inc"
-      }
-  }
+    }
 }
 
 /* hadamard on CPU, T = float64. */
-static void opspec_hadamard_cpu_float64(const void *opspec_argp) {
+static void opspec_hadamard_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
   const T *OPSPEC_RESTRICT B = (const T *)opspec_args->B.data;
   T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
-  const int64_t m = opspec_args->m;
   const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (m <= 0 || n <= 0) {
-    opspec_cpu_zero(opspec_args->C.data, (size_t)opspec_args->C.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel_nest(m, n, 1)) {
-#pragma omp parallel for collapse(2) num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i)
+    for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
-      }
-  } else {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-#include "ops/hadamard_body.inc"
-      }
-  }
+    }
 }
 
-opspec_cpu_kernel *const opspec_hadamard_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_hadamard_cpu_variants[2] = {
     opspec_hadamard_cpu_float32,
     opspec_hadamard_cpu_float64,
 };

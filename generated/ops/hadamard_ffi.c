@@ -32,6 +32,15 @@ static XLA_FFI_Error *opspec_hadamard_shapes(XLA_FFI_CallFrame *cf, void *argp, 
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_hadamard_args *args = argp;
+  extents[0] = args->m;
+  extents[1] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
     .args_size = sizeof(opspec_hadamard_args),
@@ -40,12 +49,14 @@ static const opspec_op_desc opspec_hadamard_desc = {
     .ntypes = 1, .types = opspec_hadamard_types,
     .nsymbols = 2, .symbols = opspec_hadamard_symbols,
     .shapes = opspec_hadamard_shapes,
+    .launch = opspec_hadamard_launch_sizes,
+    .launch_ndims = 2,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_hadamard_cpu(XLA_FFI_CallFrame *cf) {
   opspec_hadamard_args args;
-  return opspec_run_cpu(cf, &opspec_hadamard_desc, &args, opspec_hadamard_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_hadamard_desc, &args, opspec_hadamard_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

@@ -17,7 +17,7 @@ typedef struct opspec_leaky_relu_args {
 } opspec_leaky_relu_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_leaky_relu_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_leaky_relu_cpu_variants[2];
 
 /* The XLA FFI handlers of leaky_relu (registry.c). */
 XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf);

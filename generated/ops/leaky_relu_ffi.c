@@ -22,6 +22,14 @@ static const opspec_attr_desc opspec_leaky_relu_attrs[] = {
     {"alpha", OPSPEC_DT_float64, OPSPEC_AT(alpha)},
 };
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_leaky_relu_args *args = argp;
+  extents[0] = args->x.size;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
     .args_size = sizeof(opspec_leaky_relu_args),
@@ -29,12 +37,14 @@ static const opspec_op_desc opspec_leaky_relu_desc = {
     .noutputs = 1, .outputs = opspec_leaky_relu_outputs,
     .ntypes = 1, .types = opspec_leaky_relu_types,
     .nattrs = 1, .attrs = opspec_leaky_relu_attrs,
+    .launch = opspec_leaky_relu_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf) {
   opspec_leaky_relu_args args;
-  return opspec_run_cpu(cf, &opspec_leaky_relu_desc, &args, opspec_leaky_relu_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_leaky_relu_desc, &args, opspec_leaky_relu_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

@@ -8,7 +8,7 @@
 #include "ops/lif.h"
 
 /* lif on CPU, T = float32. */
-static void opspec_lif_cpu_float32(const void *opspec_argp) {
+static void opspec_lif_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_lif_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -19,34 +19,20 @@ static void opspec_lif_cpu_float32(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
   T *V_out = (T *)opspec_args->V_out.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 36 "generated/ops/lif_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 29 "generated/ops/lif_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/lif_body.inc"
-    }
   }
 }
 
 /* lif on CPU, T = float64. */
-static void opspec_lif_cpu_float64(const void *opspec_argp) {
+static void opspec_lif_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_lif_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -57,33 +43,19 @@ static void opspec_lif_cpu_float64(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
   T *V_out = (T *)opspec_args->V_out.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 22 "specs/lif.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 74 "generated/ops/lif_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 53 "generated/ops/lif_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/lif_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_lif_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_lif_cpu_variants[2] = {
     opspec_lif_cpu_float32,
     opspec_lif_cpu_float64,
 };

@@ -36,6 +36,14 @@ static XLA_FFI_Error *opspec_lif_shapes(XLA_FFI_CallFrame *cf, void *argp, int64
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_lif_args *args = argp;
+  extents[0] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
     .args_size = sizeof(opspec_lif_args),
@@ -44,12 +52,14 @@ static const opspec_op_desc opspec_lif_desc = {
     .ntypes = 1, .types = opspec_lif_types,
     .nsymbols = 1, .symbols = opspec_lif_symbols,
     .shapes = opspec_lif_shapes,
+    .launch = opspec_lif_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_lif_cpu(XLA_FFI_CallFrame *cf) {
   opspec_lif_args args;
-  return opspec_run_cpu(cf, &opspec_lif_desc, &args, opspec_lif_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_lif_desc, &args, opspec_lif_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

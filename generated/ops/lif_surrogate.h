@@ -24,7 +24,7 @@ typedef struct opspec_lif_surrogate_args {
 } opspec_lif_surrogate_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_lif_surrogate_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_lif_surrogate_cpu_variants[2];
 
 /* The XLA FFI handlers of lif_surrogate (registry.c). */
 XLA_FFI_Error *opspec_lif_surrogate_cpu(XLA_FFI_CallFrame *cf);

@@ -8,7 +8,7 @@
 #include "ops/lif_surrogate.h"
 
 /* lif_surrogate on CPU, T = float32. */
-static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
+static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -19,34 +19,20 @@ static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
   T *V_out = (T *)opspec_args->V_out.data;
   T *OPSPEC_RESTRICT spikes = (T *)opspec_args->spikes.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 52 "specs/lif_surrogate.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 36 "generated/ops/lif_surrogate_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 29 "generated/ops/lif_surrogate_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_surrogate_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/lif_surrogate_body.inc"
-    }
   }
 }
 
 /* lif_surrogate on CPU, T = float64. */
-static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp) {
+static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -57,33 +43,19 @@ static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT dt = (const T *)opspec_args->dt.data;
   T *V_out = (T *)opspec_args->V_out.data;
   T *OPSPEC_RESTRICT spikes = (T *)opspec_args->spikes.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 52 "specs/lif_surrogate.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 74 "generated/ops/lif_surrogate_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 53 "generated/ops/lif_surrogate_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_surrogate_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/lif_surrogate_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_lif_surrogate_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_lif_surrogate_cpu_variants[2] = {
     opspec_lif_surrogate_cpu_float32,
     opspec_lif_surrogate_cpu_float64,
 };

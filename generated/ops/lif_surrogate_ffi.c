@@ -40,6 +40,14 @@ static XLA_FFI_Error *opspec_lif_surrogate_shapes(XLA_FFI_CallFrame *cf, void *a
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_lif_surrogate_args *args = argp;
+  extents[0] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
     .args_size = sizeof(opspec_lif_surrogate_args),
@@ -49,12 +57,14 @@ static const opspec_op_desc opspec_lif_surrogate_desc = {
     .nsymbols = 1, .symbols = opspec_lif_surrogate_symbols,
     .nattrs = 1, .attrs = opspec_lif_surrogate_attrs,
     .shapes = opspec_lif_surrogate_shapes,
+    .launch = opspec_lif_surrogate_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_lif_surrogate_cpu(XLA_FFI_CallFrame *cf) {
   opspec_lif_surrogate_args args;
-  return opspec_run_cpu(cf, &opspec_lif_surrogate_desc, &args, opspec_lif_surrogate_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_lif_surrogate_desc, &args, opspec_lif_surrogate_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

@@ -8,58 +8,32 @@
 #include "ops/matvec.h"
 
 /* matvec on CPU, T = float32. */
-static void opspec_matvec_cpu_float32(const void *opspec_argp) {
+static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t rows = opspec_args->rows;
   const int64_t cols = opspec_args->cols;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (rows <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(rows)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/matvec_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < rows; ++i) {
-#include "ops/matvec_body.inc"
-    }
   }
 }
 
 /* matvec on CPU, T = float64. */
-static void opspec_matvec_cpu_float64(const void *opspec_argp) {
+static void opspec_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t rows = opspec_args->rows;
   const int64_t cols = opspec_args->cols;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (rows <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(rows)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/matvec_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < rows; ++i) {
-#include "ops/matvec_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_matvec_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_matvec_cpu_variants[2] = {
     opspec_matvec_cpu_float32,
     opspec_matvec_cpu_float64,
 };

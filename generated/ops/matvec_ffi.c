@@ -31,6 +31,14 @@ static XLA_FFI_Error *opspec_matvec_shapes(XLA_FFI_CallFrame *cf, void *argp, in
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_matvec_args *args = argp;
+  extents[0] = args->rows;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
     .args_size = sizeof(opspec_matvec_args),
@@ -39,12 +47,14 @@ static const opspec_op_desc opspec_matvec_desc = {
     .ntypes = 1, .types = opspec_matvec_types,
     .nsymbols = 2, .symbols = opspec_matvec_symbols,
     .shapes = opspec_matvec_shapes,
+    .launch = opspec_matvec_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_matvec_cpu(XLA_FFI_CallFrame *cf) {
   opspec_matvec_args args;
-  return opspec_run_cpu(cf, &opspec_matvec_desc, &args, opspec_matvec_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_matvec_desc, &args, opspec_matvec_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

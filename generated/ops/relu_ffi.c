@@ -18,18 +18,28 @@ static const opspec_typevar_desc opspec_relu_types[] = {
     {"T", 3, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16}},
 };
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_relu_args *args = argp;
+  extents[0] = args->x.size;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
     .args_size = sizeof(opspec_relu_args),
     .ninputs = 1, .inputs = opspec_relu_inputs,
     .noutputs = 1, .outputs = opspec_relu_outputs,
     .ntypes = 1, .types = opspec_relu_types,
+    .launch = opspec_relu_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_relu_cpu(XLA_FFI_CallFrame *cf) {
   opspec_relu_args args;
-  return opspec_run_cpu(cf, &opspec_relu_desc, &args, opspec_relu_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_relu_desc, &args, opspec_relu_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

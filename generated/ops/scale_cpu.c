@@ -8,93 +8,54 @@
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
-static void opspec_scale_cpu_float32(const void *opspec_argp) {
+static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 27 "generated/ops/scale_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 21 "generated/ops/scale_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/scale_body.inc"
-    }
   }
 }
 
 /* scale on CPU, T = float64. */
-static void opspec_scale_cpu_float64(const void *opspec_argp) {
+static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 56 "generated/ops/scale_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 37 "generated/ops/scale_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/scale_body.inc"
-    }
   }
 }
 
 /* scale on CPU, T = float16. */
-static void opspec_scale_cpu_float16(const void *opspec_argp) {
+static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 85 "generated/ops/scale_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 53 "generated/ops/scale_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/scale_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_scale_cpu_variants[3] = {
+opspec_cpu_range_kernel *const opspec_scale_cpu_variants[3] = {
     opspec_scale_cpu_float32,
     opspec_scale_cpu_float64,
     opspec_scale_cpu_float16,

@@ -30,6 +30,14 @@ static XLA_FFI_Error *opspec_scale_shapes(XLA_FFI_CallFrame *cf, void *argp, int
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_scale_args *args = argp;
+  extents[0] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
     .args_size = sizeof(opspec_scale_args),
@@ -38,12 +46,14 @@ static const opspec_op_desc opspec_scale_desc = {
     .ntypes = 1, .types = opspec_scale_types,
     .nsymbols = 1, .symbols = opspec_scale_symbols,
     .shapes = opspec_scale_shapes,
+    .launch = opspec_scale_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_scale_cpu(XLA_FFI_CallFrame *cf) {
   opspec_scale_args args;
-  return opspec_run_cpu(cf, &opspec_scale_desc, &args, opspec_scale_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_scale_desc, &args, opspec_scale_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

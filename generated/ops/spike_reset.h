@@ -20,7 +20,7 @@ typedef struct opspec_spike_reset_args {
 } opspec_spike_reset_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_spike_reset_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_spike_reset_cpu_variants[2];
 
 /* The XLA FFI handlers of spike_reset (registry.c). */
 XLA_FFI_Error *opspec_spike_reset_cpu(XLA_FFI_CallFrame *cf);

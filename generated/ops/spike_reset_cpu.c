@@ -8,7 +8,7 @@
 #include "ops/spike_reset.h"
 
 /* spike_reset on CPU, T = float32. */
-static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
+static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -16,32 +16,18 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
   T *V_out = (T *)opspec_args->V_out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 31 "generated/ops/spike_reset_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 24 "generated/ops/spike_reset_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/spike_reset_body.inc"
-    }
   }
 }
 
 /* spike_reset on CPU, T = float64. */
-static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
+static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -49,31 +35,17 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp) {
   const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args->V_rest.data;
   int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args->spikes.data;
   T *V_out = (T *)opspec_args->V_out.data;
-  const int64_t n = opspec_args->n;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (n <= 0) {
-    opspec_cpu_zero(opspec_args->spikes.data, (size_t)opspec_args->spikes.size * sizeof(int32_t));
-    opspec_cpu_zero(opspec_args->V_out.data, (size_t)opspec_args->V_out.size * sizeof(T));
-    return;
-  }
-  /* The prologue: once per call, before the loop. */
+  /* The prologue: once per range the handler runs, before its loop. */
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 64 "generated/ops/spike_reset_cpu.c"
-  if (opspec_cpu_parallel(n)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < n; ++i) {
+#line 43 "generated/ops/spike_reset_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-#include "ops/spike_reset_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_spike_reset_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_spike_reset_cpu_variants[2] = {
     opspec_spike_reset_cpu_float32,
     opspec_spike_reset_cpu_float64,
 };

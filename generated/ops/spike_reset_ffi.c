@@ -33,6 +33,14 @@ static XLA_FFI_Error *opspec_spike_reset_shapes(XLA_FFI_CallFrame *cf, void *arg
   return NULL;
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_spike_reset_args *args = argp;
+  extents[0] = args->n;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
     .args_size = sizeof(opspec_spike_reset_args),
@@ -41,11 +49,13 @@ static const opspec_op_desc opspec_spike_reset_desc = {
     .ntypes = 1, .types = opspec_spike_reset_types,
     .nsymbols = 1, .symbols = opspec_spike_reset_symbols,
     .shapes = opspec_spike_reset_shapes,
+    .launch = opspec_spike_reset_launch_sizes,
+    .launch_ndims = 1,
 };
 
 XLA_FFI_Error *opspec_spike_reset_cpu(XLA_FFI_CallFrame *cf) {
   opspec_spike_reset_args args;
-  return opspec_run_cpu(cf, &opspec_spike_reset_desc, &args, opspec_spike_reset_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_spike_reset_desc, &args, opspec_spike_reset_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

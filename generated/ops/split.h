@@ -17,7 +17,7 @@ typedef struct opspec_split_args {
 } opspec_split_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_split_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_split_cpu_variants[2];
 
 /* The XLA FFI handlers of split (registry.c). */
 XLA_FFI_Error *opspec_split_cpu(XLA_FFI_CallFrame *cf);

@@ -19,18 +19,28 @@ static const opspec_typevar_desc opspec_split_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_split_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_split_args *args = argp;
+  extents[0] = args->x.size;
+  (void)cf;
+  return NULL;
+}
+
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
     .args_size = sizeof(opspec_split_args),
     .ninputs = 1, .inputs = opspec_split_inputs,
     .noutputs = 2, .outputs = opspec_split_outputs,
     .ntypes = 1, .types = opspec_split_types,
+    .launch = opspec_split_launch_sizes,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_split_cpu(XLA_FFI_CallFrame *cf) {
   opspec_split_args args;
-  return opspec_run_cpu(cf, &opspec_split_desc, &args, opspec_split_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_split_desc, &args, opspec_split_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA

@@ -7,14 +7,16 @@
 #include <omp.h>
 #endif
 
-/* 2^20 trips, when `python -m opspec tune` saved no value for this machine and
+#include "opspec/parallel.h"
+
+/* 2^16 trips, when `python -m opspec tune` saved no value for this machine and
  * OPSPEC_PARALLEL_THRESHOLD is unset (opspec/_tune.py). Measured on the 2-core CI machine
- * (docs/performance.md): two threads won 1.25x at 64k elements of `add` and 1.5-1.7x at
- * 1M on a quiet machine, but lost at every size up to 4M when other jobs ran (each call
- * then waits a scheduler slice, ~5 ms, for the second thread). 32768, the old default,
- * left small loops exposed to that; above 2^20 a loop costs ~0.5 ms or more, so the
- * risk is bounded in relative terms. */
-#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD (INT64_C(1) << 20)
+ * (docs/performance.md, bench/bench_threads.py): with opspec's pool two threads win from
+ * 16k-32k elements of `add` on a quiet machine (1.3x at 64k), and under load they stay
+ * within the noise of one thread, since the caller never waits for a helper that has not
+ * started. It was 2^20 while loops ran as OpenMP regions, which under load waited a
+ * scheduler slice (~5 ms) for their second thread at any size. */
+#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD (INT64_C(1) << 16)
 
 static atomic_int opspec_thread_cap = 0;
 static atomic_llong opspec_threshold = OPSPEC_DEFAULT_PARALLEL_THRESHOLD;
@@ -30,16 +32,13 @@ int opspec_cpu_threads(void) {
 }
 
 bool opspec_cpu_parallel(int64_t trips) {
+  /* The threshold first: it is what decides a small call, and costs one load. */
+  if (trips < atomic_load_explicit(&opspec_threshold, memory_order_relaxed)) return false;
+  if (opspec_in_parallel_loop()) return false; /* a batch element on one thread of a batched call */
 #ifdef _OPENMP
-  if (omp_in_parallel()) return false; /* a batch element on one thread of a batched call */
+  if (omp_in_parallel()) return false; /* inside a raw body's own OpenMP region */
 #endif
-  return trips >= atomic_load_explicit(&opspec_threshold, memory_order_relaxed) && opspec_cpu_threads() > 1;
-}
-
-bool opspec_cpu_parallel_nest(int64_t n0, int64_t n1, int64_t n2) {
-  int64_t trips;
-  if (__builtin_mul_overflow(n0, n1, &trips) || __builtin_mul_overflow(trips, n2, &trips)) trips = INT64_MAX;
-  return opspec_cpu_parallel(trips);
+  return opspec_cpu_threads() > 1;
 }
 
 void opspec_set_cpu_threads(int n) { atomic_store(&opspec_thread_cap, n > 0 ? n : 0); }

@@ -130,6 +130,14 @@ OPSPEC_ABI_AT(XLA_FFI_DeviceMemory_Free_Args, size, 24);
 OPSPEC_ABI_AT(XLA_FFI_DeviceMemory_Free_Args, data, 32);
 OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, 40);
 
+/* XLA's thread pool (opspec/parallel.h, OPSPEC_POOL_XLA), read where the table XLA hands
+ * over is long enough to hold it. */
+OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_ThreadPool_Schedule, 136);
+OPSPEC_ABI_AT(XLA_FFI_ThreadPool_Schedule_Args, ctx, 16);
+OPSPEC_ABI_AT(XLA_FFI_ThreadPool_Schedule_Args, task, 24);
+OPSPEC_ABI_AT(XLA_FFI_ThreadPool_Schedule_Args, data, 32);
+OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE, 40);
+
 /* The declared version can never be newer than the header's. */
 _Static_assert(OPSPEC_FFI_API_MAJOR == XLA_FFI_API_MAJOR && OPSPEC_FFI_API_MINOR <= XLA_FFI_API_MINOR,
                "OPSPEC_FFI_API_MINOR is newer than the XLA FFI header compiled against");

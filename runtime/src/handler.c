@@ -1,16 +1,14 @@
 /* The CPU handler of every op, driven by its tables (opspec_op_desc): decode the call
  * into the op's args struct, check contents, provide scratch memory, run the kernel of
- * the bound type variant. Generated code describes; this file does, once. */
+ * the bound type variant, over every batch element, in parallel where it pays.
+ * Generated code describes; this file does, once. */
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "opspec/batch.h"
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
+#include "opspec/parallel.h"
 
 /* Runs on every call for every buffer: the product in a local (writing it through `a`
  * made the compiler reload it, as `a->shape` might alias XLA's dims), and the rank was
@@ -54,7 +52,7 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
     a->size = 1;
     for (int d = 0; d < OPSPEC_MAX_RANK; ++d) a->size = opspec_safe_mul(a->size, a->shape[d]);
   }
-  if (op->launch && (err = op->launch(cf, args))) return err;
+  if (op->launch && (err = op->launch(cf, args, bound->launch))) return err;
   return NULL;
 }
 
@@ -66,35 +64,74 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
                              opspec_elem_size(desc, bound), bytes);
 }
 
+/* A parallel loop's chunks, for a trip count that reaches the threshold: about
+ * OPSPEC_CHUNKS_PER_THREAD per thread, so that the caller can take over the share of a
+ * helper that starts late, and no fewer than OPSPEC_MIN_CHUNK_TRIPS trips each, so that
+ * claiming one costs little beside running it. */
+#define OPSPEC_CHUNKS_PER_THREAD 8
+#define OPSPEC_MIN_CHUNK_TRIPS   4096
+
+static int64_t opspec_sat_mul(int64_t a, int64_t b) {
+  int64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? INT64_MAX : p;
+}
+
+/* Per-worker copies of the args struct, each pointed at its own batch element; NULL when
+ * there is one element (every worker reads the one struct) or no memory (run alone). */
+typedef struct opspec_copies {
+  char *data;
+  int64_t *element; /* the element each copy points at, -1 for none yet */
+} opspec_copies;
+
+static bool opspec_copies_make(opspec_copies *c, const opspec_op_desc *op, const void *args, int threads) {
+  c->data = malloc((size_t)threads * (op->args_size + sizeof(int64_t)));
+  if (!c->data) return false;
+  c->element = (int64_t *)(c->data + (size_t)threads * op->args_size);
+  for (int w = 0; w < threads; ++w) {
+    memcpy(c->data + (size_t)w * op->args_size, args, op->args_size);
+    c->element[w] = -1;
+  }
+  return true;
+}
+
+/* Worker `w`'s args, pointed at batch element `b`. */
+static void *opspec_copies_at(opspec_copies *c, const opspec_batch *batch, const opspec_op_desc *op, int w, int64_t b) {
+  void *args = c->data + (size_t)w * op->args_size;
+  if (c->element[w] != b) {
+    opspec_batch_point(batch, op, args, b);
+    c->element[w] = b;
+  }
+  return args;
+}
+
+/* ---- raw `cpu:` bodies: a whole call per batch element ---------------------------- */
+
+typedef struct opspec_element_loop {
+  const opspec_op_desc *op;
+  const opspec_batch *batch;
+  opspec_cpu_kernel *kernel;
+  opspec_copies copies;
+} opspec_element_loop;
+
+static void opspec_element_chunk(void *ctx, int64_t b, int worker) {
+  opspec_element_loop *l = ctx;
+  l->kernel(opspec_copies_at(&l->copies, l->batch, l->op, worker, b));
+}
+
 /* Runs the kernel over every batch element: the elements in parallel, each on one
  * thread, when each is too small for its kernel to go parallel but all together are
  * not (and there is no scratch memory, which is per call); otherwise one after the
  * other, each kernel deciding for itself. */
-static void opspec_run_batch(const opspec_batch *batch, const opspec_op_desc *op, void *args,
+static void opspec_run_batch(XLA_FFI_CallFrame *cf, const opspec_batch *batch, const opspec_op_desc *op, void *args,
                              opspec_cpu_kernel *kernel) {
   int64_t element = 0; /* output elements of one batch element: the work to split */
   for (int32_t i = 0; i < op->noutputs; ++i) element += opspec_array_at(args, op->outputs[i].offset)->size;
-  int64_t total = element > 0 && batch->count > INT64_MAX / element ? INT64_MAX : element * batch->count;
   int threads = opspec_cpu_threads();
-  char *copies = NULL; /* each thread points its own copy of the args at its elements */
-  if (op->nscratch == 0 && batch->count > 1 && !opspec_cpu_parallel(element) && opspec_cpu_parallel(total))
-    copies = malloc((size_t)threads * op->args_size);
-  if (copies) {
-#pragma omp parallel num_threads(threads)
-    {
-#ifdef _OPENMP
-      void *mine = copies + (size_t)omp_get_thread_num() * op->args_size;
-#else
-      void *mine = copies;
-#endif
-      memcpy(mine, args, op->args_size);
-#pragma omp for schedule(static)
-      for (int64_t b = 0; b < batch->count; ++b) {
-        opspec_batch_point(batch, op, mine, b);
-        kernel(mine);
-      }
-    }
-    free(copies);
+  opspec_element_loop l = {op, batch, kernel, {NULL, NULL}};
+  if (op->nscratch == 0 && batch->count > 1 && !opspec_cpu_parallel(element) &&
+      opspec_cpu_parallel(opspec_sat_mul(element, batch->count)) && opspec_copies_make(&l.copies, op, args, threads)) {
+    opspec_parallel_run(cf, batch->count, threads, opspec_element_chunk, &l);
+    free(l.copies.data);
     return;
   }
   for (int64_t b = 0; b < batch->count; ++b) {
@@ -103,34 +140,143 @@ static void opspec_run_batch(const opspec_batch *batch, const opspec_op_desc *op
   }
 }
 
+/* ---- portable kernels: ranges of the launch of every batch element -------------- */
+
+/* The launch of every batch element, as one index space: position f is launch index
+ * f % outer of element f / outer. Chunks are `chunk` positions. */
+typedef struct opspec_range_loop {
+  const opspec_op_desc *op;
+  const opspec_batch *batch; /* NULL: one element, `args` */
+  opspec_cpu_range_kernel *kernel;
+  void *args;
+  opspec_copies copies;
+  int64_t outer, chunk, total;
+} opspec_range_loop;
+
+static void opspec_range_chunk(void *ctx, int64_t c, int worker) {
+  opspec_range_loop *l = ctx;
+  int64_t f = c * l->chunk, end = l->total - f > l->chunk ? f + l->chunk : l->total;
+  while (f < end) { /* a chunk may cross from one element into the next */
+    int64_t b = f / l->outer, begin = f - b * l->outer;
+    int64_t stop = end - b * l->outer < l->outer ? end - b * l->outer : l->outer;
+    l->kernel(l->batch ? opspec_copies_at(&l->copies, l->batch, l->op, worker, b) : l->args, begin, stop);
+    f += stop - begin;
+  }
+}
+
+/* Runs the kernel over launch positions [0, total) of `l` (one element, or all of a
+ * batch), in parallel chunks once `trips` (the body's runs) reach the threshold. */
+static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t trips) {
+  bool parallel = opspec_cpu_parallel(trips);
+  int threads = parallel ? opspec_cpu_threads() : 1;
+  if (!parallel || (l->batch && !opspec_copies_make(&l->copies, l->op, l->args, threads))) {
+    if (!l->batch) {
+      l->kernel(l->args, 0, l->outer);
+      return;
+    }
+    for (int64_t b = 0; b < l->batch->count; ++b) {
+      opspec_batch_point(l->batch, l->op, l->args, b);
+      l->kernel(l->args, 0, l->outer);
+    }
+    return;
+  }
+  int64_t per_position = trips / l->total; /* the inner launch dims: at least 1 */
+  int64_t chunk_trips = trips / ((int64_t)threads * OPSPEC_CHUNKS_PER_THREAD);
+  if (chunk_trips < OPSPEC_MIN_CHUNK_TRIPS) chunk_trips = OPSPEC_MIN_CHUNK_TRIPS;
+  l->chunk = chunk_trips / per_position > 0 ? chunk_trips / per_position : 1;
+  opspec_parallel_run(cf, (l->total - 1) / l->chunk + 1, threads, opspec_range_chunk, l);
+  if (l->batch) free(l->copies.data);
+}
+
+static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
+                              const opspec_batch *batch, void *args, opspec_cpu_range_kernel *kernel) {
+  int64_t outer = bound->launch[0], inner = 1;
+  for (int32_t d = 1; d < op->launch_ndims; ++d) inner = opspec_sat_mul(inner, bound->launch[d]);
+  bool empty = outer <= 0 || inner <= 0;
+  if (empty) { /* outputs get zeros, as on GPU */
+    for (int64_t b = 0; b < batch->count; ++b) {
+      if (batch->rank) opspec_batch_point(batch, op, args, b);
+      for (int32_t i = 0; i < op->noutputs; ++i) {
+        opspec_array *a = opspec_array_at(args, op->outputs[i].offset);
+        opspec_cpu_zero(a->data, (size_t)a->size * opspec_elem_size(&op->outputs[i], bound));
+      }
+    }
+    return;
+  }
+  int64_t element_trips = opspec_sat_mul(outer, inner);
+  opspec_range_loop l = {op, NULL, kernel, args, {NULL, NULL}, outer, 0, outer};
+  /* Elements share one scratch buffer, so with scratch (or an index space past int64)
+   * they run one after the other, each in parallel on its own. */
+  if (batch->rank && op->nscratch == 0 && opspec_sat_mul(outer, batch->count) < INT64_MAX) {
+    l.batch = batch;
+    l.total = outer * batch->count;
+    opspec_run_ranges(cf, &l, opspec_sat_mul(element_trips, batch->count));
+    return;
+  }
+  for (int64_t b = 0; b < batch->count; ++b) {
+    if (batch->rank) opspec_batch_point(batch, op, args, b);
+    opspec_run_ranges(cf, &l, element_trips);
+  }
+}
+
+/* ---- the handlers ------------------------------------------------------------------ */
+
+/* Everything before the kernel runs: decoding, content checks, scratch. On success the
+ * caller frees `*allocated` scratch buffers after the kernel. */
+static XLA_FFI_Error *opspec_prepare_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                         opspec_batch *batch, XLA_FFI_CallFrame **call, opspec_bound *bound,
+                                         int32_t *allocated) {
+  *allocated = 0;
+  XLA_FFI_Error *err = opspec_batch_split(cf, op, batch, call);
+  if (err || (err = opspec_decode(*call, op, args, bound))) return err;
+  if (op->contents && opspec_checks_enabled())
+    for (int64_t b = 0; b < batch->count && !err; ++b) {
+      if (batch->rank) opspec_batch_point(batch, op, args, b);
+      err = op->contents(*call, args);
+    }
+  if (err) return err;
+  if (batch->rank) opspec_batch_point(batch, op, args, 0);
+  for (; *allocated < op->nscratch; ++*allocated) {
+    size_t bytes;
+    opspec_array *a = opspec_array_at(args, op->scratch[*allocated].offset);
+    if ((err = opspec_scratch_bytes(*call, op, bound, args, *allocated, &bytes)) ||
+        (err = opspec_host_alloc(*call, op->name, op->scratch[*allocated].name, bytes, &a->data)))
+      return err;
+  }
+  return NULL;
+}
+
+static void opspec_free_scratch(const opspec_op_desc *op, void *args, int32_t allocated) {
+  for (int32_t i = 0; i < allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
+}
+
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                               opspec_cpu_kernel *const *variants) {
   if (opspec_metadata_query(cf, 0)) return NULL;
   opspec_batch batch;
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
-  XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
-  if (err || (err = opspec_decode(call, op, args, &bound))) return err;
-  if (op->contents && opspec_checks_enabled())
-    for (int64_t b = 0; b < batch.count && !err; ++b) {
-      if (batch.rank) opspec_batch_point(&batch, op, args, b);
-      err = op->contents(call, args);
-    }
-  if (err) return err;
-  int32_t allocated = 0;
-  for (; allocated < op->nscratch; ++allocated) {
-    size_t bytes;
-    opspec_array *a = opspec_array_at(args, op->scratch[allocated].offset);
-    if ((err = opspec_scratch_bytes(call, op, &bound, args, allocated, &bytes)) ||
-        (err = opspec_host_alloc(call, op->name, op->scratch[allocated].name, bytes, &a->data)))
-      break;
-  }
+  int32_t allocated;
+  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated);
   if (!err) {
     if (batch.rank)
-      opspec_run_batch(&batch, op, args, variants[bound.variant]);
+      opspec_run_batch(cf, &batch, op, args, variants[bound.variant]);
     else
       variants[bound.variant](args);
   }
-  for (int32_t i = 0; i < allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
+  opspec_free_scratch(op, args, allocated);
+  return err;
+}
+
+XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                    opspec_cpu_range_kernel *const *variants) {
+  if (opspec_metadata_query(cf, 0)) return NULL;
+  opspec_batch batch;
+  XLA_FFI_CallFrame *call;
+  opspec_bound bound;
+  int32_t allocated;
+  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated);
+  if (!err) opspec_run_launch(cf, op, &bound, &batch, args, variants[bound.variant]);
+  opspec_free_scratch(op, args, allocated);
   return err;
 }

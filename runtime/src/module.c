@@ -8,9 +8,11 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
+#include "opspec/parallel.h"
 #include "opspec/registry.h"
 #ifdef OPSPEC_WITH_CUDA_SIM
 #include "opspec/cuda_sim.h"
@@ -204,6 +206,23 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
   return PyLong_FromLongLong(opspec_parallel_threshold());
 }
 
+static PyObject *opspec_py_set_cpu_pool(PyObject *self, PyObject *arg) {
+  (void)self;
+  long pool = PyLong_AsLong(arg);
+  if (pool == -1 && PyErr_Occurred()) return NULL;
+  if (pool < 0 || pool > INT_MAX || !opspec_set_cpu_pool((int)pool)) {
+    PyErr_Format(PyExc_ValueError, "unknown CPU pool %ld", pool);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *opspec_py_cpu_pool(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyLong_FromLong(opspec_cpu_pool());
+}
+
 static PyObject *opspec_py_set_checks(PyObject *self, PyObject *arg) {
   (void)self;
   int enabled = PyObject_IsTrue(arg);
@@ -234,10 +253,12 @@ static PyMethodDef opspec_py_methods[] = {
     {"cuda_sim_take_launches", opspec_py_cuda_sim_take_launches, METH_NOARGS,
      "The kernel launches the CUDA simulator ran since the last call, oldest first."},
 #endif
-    {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap OpenMP threads (0: OpenMP's default)."},
+    {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap the threads of a parallel loop (0: the CPUs)."},
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
     {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O, "Loop trips at which CPU loops go parallel."},
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS, "Loop trips at which CPU loops go parallel."},
+    {"set_cpu_pool", opspec_py_set_cpu_pool, METH_O, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
+    {"cpu_pool", opspec_py_cpu_pool, METH_NOARGS, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"set_checks", opspec_py_set_checks, METH_O, "Turn the CPU handlers' input contents checks on or off."},
     {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the CPU handlers check input contents."},
     {NULL, NULL, 0, NULL},

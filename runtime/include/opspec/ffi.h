@@ -209,13 +209,15 @@ typedef struct opspec_typevar_desc {
 /* The generated half of a handler: the spec's expressions over this call's values.
  *   shapes:   fills `extents` (the outputs' OPSPEC_DIM_EXPR dims, in order) and every
  *             scratch buffer's shape, from inputs, symbols and attributes;
- *   launch:   checks the portable launch's extents (which may read any array's size);
+ *   launch:   computes the portable launch's extents (which may read any array's size)
+ *             into `extents` and checks them;
  *   contents: the inputs' `check:`s (CPU only, while opspec_checks_enabled());
  *   cuda:     checks the CUDA launch configuration.
  * Each computes with the opspec_safe_* helpers and returns opspec_check_sizes' verdict.
  * NULL where the spec has nothing to compute. */
 typedef XLA_FFI_Error *opspec_shapes_fn(XLA_FFI_CallFrame *cf, void *args, int64_t *extents);
 typedef XLA_FFI_Error *opspec_args_fn(XLA_FFI_CallFrame *cf, const void *args);
+typedef XLA_FFI_Error *opspec_launch_fn(XLA_FFI_CallFrame *cf, const void *args, int64_t *extents);
 
 typedef struct opspec_op_desc {
   const char *name;
@@ -226,7 +228,9 @@ typedef struct opspec_op_desc {
   const opspec_typevar_desc *types;
   const opspec_symbol_desc *symbols;
   opspec_shapes_fn *shapes;
-  opspec_args_fn *launch, *contents, *cuda;
+  opspec_launch_fn *launch;
+  opspec_args_fn *contents, *cuda;
+  int32_t launch_ndims; /* of the portable launch, 1-3; 0 for none */
   /* The op's CUDA launcher runs a natively batched call in one launch per kernel, the
    * batch along the grid's z: a portable kernel with at most 2 launch dims and no
    * scratch. Otherwise the handler enqueues each element's launches in turn. */
@@ -246,6 +250,7 @@ typedef struct opspec_bound {
   const void *attrs[OPSPEC_MAX_ATTRS]; /* scalar values, in desc->attrs order */
   int32_t ellipsis_rank;               /* -1 while no input with '...' was seen */
   int64_t ellipsis[OPSPEC_MAX_RANK];
+  int64_t launch[3]; /* the portable launch's extents, set by opspec_decode */
 } opspec_bound;
 
 /* Answers XLA's metadata query (OPSPEC_FFI_API_MAJOR/MINOR and traits) if this call
@@ -344,13 +349,22 @@ extern const opspec_cuda_backend opspec_cuda_gpu, opspec_cuda_sim;
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch);
 
-/* A CPU kernel: one per type variant, in opspec_bound.variant order. */
+/* A CPU kernel, one per type variant in opspec_bound.variant order: a raw `cpu:` body,
+ * which does a whole call (its own loops, its own OpenMP)... */
 typedef void opspec_cpu_kernel(const void *args);
+/* ...or a portable kernel, which runs the body for the first launch index in
+ * [begin, end) and every value of the others: the handler runs the loop, in ranges. */
+typedef void opspec_cpu_range_kernel(const void *args, int64_t begin, int64_t end);
 
 /* The whole CPU handler: the metadata query, opspec_decode, the content checks, scratch
- * memory, then the variant's kernel. `args` is the op's args struct (uninitialised). */
+ * memory, then the variant's kernel. `args` is the op's args struct (uninitialised).
+ * opspec_run_cpu calls a raw kernel once per batch element; opspec_run_cpu_range cuts
+ * the launch of every batch element into ranges and runs them on the calling thread and
+ * helpers (opspec/parallel.h) once the whole call reaches the parallel threshold. */
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                               opspec_cpu_kernel *const *variants);
+XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                    opspec_cpu_range_kernel *const *variants);
 
 /* An error to return from a handler: "opspec <op>: <message>". */
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...)

@@ -11,7 +11,8 @@ time from the generated sources.
 Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
 contents checks off, as ``set_checks(False)`` would. ``OPSPEC_PARALLEL_THRESHOLD=<trips>``
 sets the parallel threshold, over the value ``python -m opspec tune`` saved for this
-machine (docs/performance.md).
+machine; ``OPSPEC_CPU_POOL=opspec|xla|openmp`` where parallel loops find their helper
+threads (docs/performance.md).
 """
 
 import os as _os
@@ -32,6 +33,8 @@ __all__ = [
     "set_parallel_threshold",
     "parallel_threshold",
     "parallel_threshold_source",
+    "set_cpu_pool",
+    "cpu_pool",
     "set_checks",
     "checks_enabled",
     "target_name",
@@ -80,8 +83,27 @@ def build_info() -> dict:
 
 
 def set_cpu_threads(n: int) -> None:
-    """Caps the OpenMP threads a CPU kernel may use (0 restores OpenMP's default)."""
+    """Caps the threads a parallel CPU loop may use, the calling thread included (0
+    restores the default: OpenMP's, the CPUs this process may run on)."""
     _opspec.set_cpu_threads(int(n))
+
+
+def set_cpu_pool(name: str) -> None:
+    """Where a parallel CPU loop finds its helper threads, process-wide: ``"opspec"``
+    (opspec's own threads, the default), ``"xla"`` (tasks on XLA's intra-op thread pool,
+    where the XLA in use has one for the call; opspec's threads otherwise) or
+    ``"openmp"`` (an OpenMP team, which waits for every thread at the end of each loop).
+    In all three the calling thread works too (docs/performance.md)."""
+    from opspec import _tune
+
+    _opspec.set_cpu_pool(_tune.pool_number(name))
+
+
+def cpu_pool() -> str:
+    """The pool parallel CPU loops use: ``"opspec"``, ``"xla"`` or ``"openmp"``."""
+    from opspec import _tune
+
+    return _tune.pool_name(_opspec.cpu_pool())
 
 
 def set_parallel_threshold(trips: int) -> None:

@@ -26,6 +26,9 @@ from types import ModuleType
 from typing import Any
 
 ENV = "OPSPEC_PARALLEL_THRESHOLD"
+# Where parallel loops' helpers come from (runtime/include/opspec/parallel.h), by name.
+POOL_ENV = "OPSPEC_CPU_POOL"
+POOLS = {"opspec": 0, "xla": 1, "openmp": 2}
 # Saved files carry this; a file of another format version is ignored.
 FORMAT = 1
 # Multi-threaded must beat single-threaded by this factor, at a size and at every larger
@@ -79,9 +82,29 @@ def saved_threshold(path: str | None = None) -> int | None:
     return _positive_int(data.get("parallel_threshold"))
 
 
+def pool_number(name: str) -> int:
+    """The C runtime's number for a pool name; ValueError naming the choices."""
+    if name not in POOLS:
+        raise ValueError(f"unknown CPU pool {name!r}: expected one of {', '.join(map(repr, POOLS))}")
+    return POOLS[name]
+
+
+def pool_name(number: int) -> str:
+    return next(name for name, n in POOLS.items() if n == number)
+
+
 def apply(package: str, native: ModuleType) -> None:
-    """Sets `native`'s threshold from the environment or this machine's saved value
-    (leaves the built-in default otherwise) and records where it came from."""
+    """Sets `native`'s pool from OPSPEC_CPU_POOL, and its threshold from the environment
+    or this machine's saved value (leaves the built-in defaults otherwise), and records
+    where the threshold came from."""
+    pool = os.environ.get(POOL_ENV, "").strip().lower()
+    if pool and hasattr(native, "set_cpu_pool"):  # packages built by opspec 0.1.0 have none
+        if pool in POOLS:
+            native.set_cpu_pool(POOLS[pool])
+        else:
+            warnings.warn(
+                f"{POOL_ENV}={pool!r} is not one of {', '.join(POOLS)}: ignored", RuntimeWarning, stacklevel=3
+            )
     text = os.environ.get(ENV, "").strip()
     if text:
         n = _positive_int(text)
@@ -138,8 +161,8 @@ def measure(
     sizes: list[int] | None = None, rounds: int = 9, min_seconds: float = 0.004, log: Callable[[str], None] = print
 ) -> list[dict]:
     """Times opspec's element-wise `add` (float32) with the loop forced serial and forced
-    parallel (OpenMP's default team), interleaved, at each size: one row per size with
-    the medians in ms."""
+    parallel (every thread, in the pool in use: opspec.cpu_pool()), interleaved, at each
+    size: one row per size with the medians in ms."""
     import jax
     import jax.numpy as jnp
 
@@ -158,7 +181,7 @@ def measure(
                 jax.block_until_ready(add(x, y))
 
             times: dict[str, list[float]] = {"serial": [], "parallel": []}
-            for mode in ("serial", "parallel"):  # warm up, OpenMP's team included
+            for mode in ("serial", "parallel"):  # warm up, the helper threads included
                 opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
                 _time_calls(call, min_seconds)
             for _ in range(rounds):
@@ -198,6 +221,7 @@ def tune(
         "cpus": cpu_count(),
         "threads": threads,
         "op": "add float32",
+        "pool": opspec.cpu_pool(),
         "margin": MARGIN,
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "opspec": opspec.__version__,
@@ -209,7 +233,7 @@ def tune(
     else:
         busy = _busy()
         if busy:
-            log(f"warning: {busy}; OpenMP loops are far slower under load, and the result will say so")
+            log(f"warning: {busy}; what is measured now is the load, and the result will say so")
         log(f"timing `add` (float32), serial against {threads} threads, median of {rounds} interleaved rounds:")
         result["rows"] = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log)
         result["parallel_threshold"] = pick_threshold(result["rows"])

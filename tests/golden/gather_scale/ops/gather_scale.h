@@ -20,7 +20,7 @@ typedef struct opspec_gather_scale_args {
 } opspec_gather_scale_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_kernel *const opspec_gather_scale_cpu_variants[2];
+extern opspec_cpu_range_kernel *const opspec_gather_scale_cpu_variants[2];
 
 /* The XLA FFI handlers of gather_scale (registry.c). */
 XLA_FFI_Error *opspec_gather_scale_cpu(XLA_FFI_CallFrame *cf);

@@ -8,58 +8,32 @@
 #include "ops/gather_scale.h"
 
 /* gather_scale on CPU, T = float32. */
-static void opspec_gather_scale_cpu_float32(const void *opspec_argp) {
+static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t m = opspec_args->m;
   const double scale = opspec_args->scale;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (m <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(m)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < m; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < m; ++i) {
-#include "ops/gather_scale_body.inc"
-    }
   }
 }
 
 /* gather_scale on CPU, T = float64. */
-static void opspec_gather_scale_cpu_float64(const void *opspec_argp) {
+static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  const int64_t m = opspec_args->m;
   const double scale = opspec_args->scale;
-  /* An empty launch runs nothing: its outputs get zeros, as on GPU. */
-  if (m <= 0) {
-    opspec_cpu_zero(opspec_args->out.data, (size_t)opspec_args->out.size * sizeof(T));
-    return;
-  }
-  if (opspec_cpu_parallel(m)) {
-#pragma omp parallel for num_threads(opspec_cpu_threads())
-    for (int64_t i = 0; i < m; ++i) {
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
-    }
-  } else {
-    for (int64_t i = 0; i < m; ++i) {
-#include "ops/gather_scale_body.inc"
-    }
   }
 }
 
-opspec_cpu_kernel *const opspec_gather_scale_cpu_variants[2] = {
+opspec_cpu_range_kernel *const opspec_gather_scale_cpu_variants[2] = {
     opspec_gather_scale_cpu_float32,
     opspec_gather_scale_cpu_float64,
 };

@@ -37,6 +37,14 @@ static XLA_FFI_Error *opspec_gather_scale_shapes(XLA_FFI_CallFrame *cf, void *ar
   return opspec_check_sizes(cf, "gather_scale", sizes, OPSPEC_COUNT(sizes));
 }
 
+/* The portable launch's extents (which may read any array's size), for the loop. */
+static XLA_FFI_Error *opspec_gather_scale_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+  const opspec_gather_scale_args *args = argp;
+  extents[0] = args->m;
+  (void)cf;
+  return NULL;
+}
+
 /* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */
 static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_gather_scale_args *args = argp;
@@ -58,13 +66,15 @@ static const opspec_op_desc opspec_gather_scale_desc = {
     .nsymbols = 2, .symbols = opspec_gather_scale_symbols,
     .nattrs = 1, .attrs = opspec_gather_scale_attrs,
     .shapes = opspec_gather_scale_shapes,
+    .launch = opspec_gather_scale_launch_sizes,
     .contents = opspec_gather_scale_contents,
+    .launch_ndims = 1,
     .cuda_batch_grid = true,
 };
 
 XLA_FFI_Error *opspec_gather_scale_cpu(XLA_FFI_CallFrame *cf) {
   opspec_gather_scale_args args;
-  return opspec_run_cpu(cf, &opspec_gather_scale_desc, &args, opspec_gather_scale_cpu_variants);
+  return opspec_run_cpu_range(cf, &opspec_gather_scale_desc, &args, opspec_gather_scale_cpu_variants);
 }
 
 #ifdef OPSPEC_WITH_CUDA
