@@ -402,6 +402,14 @@ static og_value *og_ctx_python(const og_op *op) {
   og_buf_puts(&b, "},");
   og_line(lines, "%s", og_buf_str(&b));
   og_py_derivatives(lines, op, &b);
+  if (op->nreduce) { /* how the outputs of shards combine (opspec/_sharding.py) */
+    og_buf_clear(&b);
+    og_buf_puts(&b, "    reduce={");
+    for (size_t r = 0; r < op->nreduce; ++r)
+      og_buf_printf(&b, "%s\"%s\": \"%s\"", r ? ", " : "", op->reduce[r].symbol, og_reduce_names[op->reduce[r].how]);
+    og_buf_puts(&b, "},");
+    og_line(lines, "%s", og_buf_str(&b));
+  }
   /* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
   const og_expr *costs[] = {op->bytes, op->flops};
   static const char *const cost_keys[] = {"bytes", "flops"};

@@ -123,6 +123,18 @@ typedef struct og_derivative {
   size_t nformulas;
 } og_derivative;
 
+/* `reduce:` (docs/spec.md): how the outputs of shards split along a contracted symbol
+ * combine, which lets a sharding rule keep that symbol sharded. */
+typedef enum og_reduce_how { OG_REDUCE_SUM, OG_REDUCE_MAX, OG_REDUCE_MIN, OG_REDUCE_NHOWS } og_reduce_how;
+
+extern const char *const og_reduce_names[OG_REDUCE_NHOWS];
+
+typedef struct og_reduction {
+  og_loc loc;
+  char *symbol; /* a shape symbol of the inputs, or "..." for the '...' group */
+  og_reduce_how how;
+} og_reduction;
+
 typedef struct og_attr {
   og_loc loc;
   char *name;
@@ -184,6 +196,8 @@ typedef struct og_op {
   size_t ncuda;
   og_derivative *derivs; /* `derivatives:` */
   size_t nderivs;
+  og_reduction *reduce; /* `reduce:`, in the spec's order */
+  size_t nreduce;
 } og_op;
 
 /* Loads and validates one spec file. On any error, reports all it finds through `d`

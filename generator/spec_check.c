@@ -2,7 +2,8 @@
  *
  * Names (unique, not reserved), type variables (each bound by an input), shape symbols
  * (collected from input shapes; every expression refers only to what is defined),
- * aliases (same dtype and shape), vmap methods, and which bodies an op has.
+ * aliases (same dtype and shape), vmap methods, which bodies an op has, and which
+ * symbols `reduce:` may name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,61 @@ static void og_check_prologue_kernel(const og_op *op, og_diag *d) {
   og_idents_free(&c.names);
 }
 
+/* ---- reduce: ------------------------------------------------------------------------ */
+
+typedef struct og_name_search {
+  const char *name;
+  bool found;
+} og_name_search;
+
+static void og_find_name(const og_expr *n, void *ud) {
+  og_name_search *s = ud;
+  s->found |= strcmp(n->name, s->name) == 0;
+}
+
+/* The output dim that mentions `symbol` ("..." for the group), or NULL. */
+static const og_dim *og_output_dim_with(const og_op *op, const char *symbol, const og_array **output) {
+  bool group = strcmp(symbol, "...") == 0;
+  for (size_t i = 0; i < op->noutputs; ++i)
+    for (size_t j = 0; j < op->outputs[i].ndims; ++j) {
+      const og_dim *dim = &op->outputs[i].dims[j];
+      og_name_search s = {symbol, false};
+      if (group)
+        s.found = dim->kind == OG_DIM_ELLIPSIS;
+      else if (dim->expr)
+        og_expr_visit_names(dim->expr, og_find_name, &s);
+      if (s.found) {
+        *output = &op->outputs[i];
+        return dim;
+      }
+    }
+  return NULL;
+}
+
+/* A reduced symbol is contracted: in an input's shape and in no output's, so that every
+ * device's outputs have the whole shape and only their values combine. */
+static void og_check_reduce(const og_op *op, og_diag *d) {
+  for (size_t r = 0; r < op->nreduce; ++r) {
+    const og_reduction *red = &op->reduce[r];
+    bool group = strcmp(red->symbol, "...") == 0;
+    bool in_inputs = false;
+    for (size_t i = 0; i < op->ninputs && group; ++i) in_inputs |= op->inputs[i].has_ellipsis;
+    if (group ? !in_inputs : og_op_symbol(op, red->symbol) < 0) {
+      og_diag_error(d, red->loc, "reduced %s'%s' is not in any input's shape", group ? "" : "symbol ", red->symbol);
+      continue;
+    }
+    const og_array *output = NULL;
+    const og_dim *dim = og_output_dim_with(op, red->symbol, &output);
+    if (dim) {
+      og_diag_error(d, red->loc,
+                    "'%s' cannot be reduced: output '%s' has it in its shape (only what no output's shape mentions "
+                    "combines by value)",
+                    red->symbol, output->name);
+      og_diag_note(d, dim->loc, "output '%s' dim '%s' is here", output->name, dim->text);
+    }
+  }
+}
+
 void og_spec_check(const og_op *op, og_diag *d) {
   /* The file name is the op's name, so the build knows every generated file from the
    * list of specs alone, as Redis derives its command table from one JSON file per command. */
@@ -367,6 +423,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_prologue_kernel(op, d);
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
+  og_check_reduce(op, d);
 }
 
 const og_attr *og_op_attr(const og_op *op, const char *name) {

@@ -390,6 +390,30 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
                 n->text);
 }
 
+const char *const og_reduce_names[OG_REDUCE_NHOWS] = {
+    [OG_REDUCE_SUM] = "sum",
+    [OG_REDUCE_MAX] = "max",
+    [OG_REDUCE_MIN] = "min",
+};
+
+/* `reduce: {symbol: sum}`; the checker says which symbols may be reduced. */
+static void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d) {
+  op->reduce = og_xcalloc(m->n ? m->n : 1, sizeof *op->reduce);
+  for (size_t i = 0; i < m->n; ++i) {
+    const og_ynode *key = m->keys[i], *how = m->items[i];
+    if (strcmp(key->text, "...") != 0 && !og_want_ident(key, "reduced symbol", d)) continue;
+    if (!og_want_kind(how, OG_Y_SCALAR, "a reduction", d)) continue;
+    int found = -1;
+    for (int h = 0; h < OG_REDUCE_NHOWS; ++h)
+      if (strcmp(og_reduce_names[h], how->text) == 0) found = h;
+    if (found < 0) {
+      og_diag_error(d, how->loc, "unknown reduction '%s' (expected one of sum, max, min)", how->text);
+      continue;
+    }
+    op->reduce[op->nreduce++] = (og_reduction){key->loc, og_xstrdup(key->text), (og_reduce_how)found};
+  }
+}
+
 static og_array *og_find_array(og_array *arrays, size_t n, const char *name) {
   for (size_t i = 0; i < n; ++i)
     if (arrays[i].name && strcmp(arrays[i].name, name) == 0) return &arrays[i];
@@ -470,6 +494,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *derivs = og_keys_take(&k, "derivatives");
   const og_ynode *bytes = og_keys_take(&k, "bytes");
   const og_ynode *flops = og_keys_take(&k, "flops");
+  const og_ynode *reduce = og_keys_take(&k, "reduce");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -494,6 +519,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (derivs) og_load_derivatives(op, derivs, d);
   if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
   if (flops) op->flops = og_load_expr(flops, "'flops'", d);
+  if (reduce && og_want_kind(reduce, OG_Y_MAP, "'reduce'", d)) og_load_reduce(op, reduce, d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
@@ -570,6 +596,8 @@ void og_op_free(og_op *op) {
   for (size_t i = 0; i < op->nsymbols; ++i) free(op->symbols[i]);
   free(op->symbols);
   og_derivatives_free(op);
+  for (size_t i = 0; i < op->nreduce; ++i) free(op->reduce[i].symbol);
+  free(op->reduce);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   og_expr_free(op->bytes);

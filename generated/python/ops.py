@@ -582,6 +582,7 @@ _op_matvec = _Op(
             },
         ),
     },
+    reduce={"cols": "sum"},
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
 )
@@ -613,6 +614,7 @@ _op_max = _Op(
             },
         ),
     },
+    reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
 )
@@ -890,6 +892,7 @@ _op_sum = _Op(
             },
         ),
     },
+    reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
 )

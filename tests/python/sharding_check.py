@@ -76,6 +76,39 @@ if not np.allclose(out, s * (1 - s), rtol=1e-12):
 if "all-gather" in g.lower(xs).compile().as_text() or out.sharding.is_fully_replicated:
     failures.append("grad of sigmoid: gathers or is replicated")
 
+# 3b. Reductions (spec key `reduce:`): sharded along the reduced symbol, each device
+#     reduces its shard and the outputs combine with an all-reduce; nothing is gathered.
+v = rng.standard_normal(64)
+vs = jax.device_put(v, NamedSharding(mesh, P("d")))
+B = rng.standard_normal((8, 64))
+reductions = {
+    "sum": (jax.jit(opspec.ops.sum), (vs,), [v.sum()]),
+    "max": (jax.jit(opspec.ops.max), (vs,), [v.max()]),
+    "matvec cols": (jax.jit(opspec.ops.matvec), (jax.device_put(B, NamedSharding(mesh, P(None, "d"))), vs), B @ v),
+    # x replicated: each device slices its columns out of it, still with no gather
+    "matvec cols, x replicated": (
+        jax.jit(opspec.ops.matvec),
+        (jax.device_put(B, NamedSharding(mesh, P(None, "d"))), jax.device_put(v, NamedSharding(mesh, P()))),
+        B @ v,
+    ),
+}
+for label, (f, args, want) in reductions.items():
+    out = f(*args)
+    hlo = f.lower(*args).compile().as_text()
+    if not np.allclose(out, want, rtol=1e-12):
+        failures.append(f"{label}: wrong result")
+    if "all-gather" in hlo or "all-reduce" not in hlo:
+        failures.append(f"{label}: the compiled HLO gathers, or does not all-reduce")
+# rows along one mesh axis (passed through), cols along the other (reduced)
+mesh2 = jax.make_mesh((2, 2), ("r", "c"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+f = jax.jit(opspec.ops.matvec)
+args = (jax.device_put(B, NamedSharding(mesh2, P("r", "c"))), jax.device_put(v, NamedSharding(mesh2, P("c"))))
+out = f(*args)
+if not np.allclose(out, B @ v, rtol=1e-12):
+    failures.append("matvec rows x cols: wrong result")
+if "all-gather" in f.lower(*args).compile().as_text() or out.sharding.spec != P("r"):
+    failures.append(f"matvec rows x cols: gathers, or the output is {out.sharding.spec}, not P('r')")
+
 # 4. Explicit sharding (the default axis type of jax.make_mesh in newer jax): the types
 #    carry the outputs' shardings, from the same rule.
 if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "use_mesh"):

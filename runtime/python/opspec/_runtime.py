@@ -85,6 +85,9 @@ class Op:
     # as functions of the call's scope; None where the spec declares none. See cost().
     bytes: Callable[[dict], Any] | None = None
     flops: Callable[[dict], Any] | None = None
+    # The spec's `reduce:`: shape symbol ("..." for the '...' group) -> "sum", "max" or
+    # "min", how the outputs of shards split along it combine (docs/transformations.md).
+    reduce: dict = dataclasses.field(default_factory=dict)
 
     def __repr__(self) -> str:  # as jaxprs show the primitive's parameter
         return f"{self.package}.ops.{self.name}"

@@ -7,6 +7,10 @@ When a computation spans several devices, an op's lowering wraps its call in
   the ``...`` group, and every native-batching dim are *pass-through*: an input sharded
   along one stays sharded, each device runs the op on its shard, and the output comes
   out sharded the same way, with no all-gather;
+- a symbol the spec's ``reduce:`` names (contracted: in no output) is a *reduction*: an
+  input sharded along it stays sharded (the other inputs with that symbol are sharded
+  the same way), each device runs the op on its shards, and the outputs are combined
+  across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
 - every other dim (a symbol that is contracted away, one an output shape expression
   reads, a fixed extent) is replicated: XLA gathers it before the call.
 
@@ -36,6 +40,10 @@ class Rule:
     inputs: list  # per input, a factor name per dim
     outputs: list  # per output, a factor name per dim
     passthrough: set  # factors that may stay sharded
+    reduced: dict = dataclasses.field(default_factory=dict)  # factor -> "sum", "max", "min"
+
+    def shardable(self, f: str) -> bool:
+        return f in self.passthrough or f in self.reduced
 
     def text(self) -> str:
         def side(arrays: list) -> str:
@@ -46,7 +54,11 @@ class Rule:
     def replicated(self) -> tuple:
         # In the order factors first appear in the rule: Shardy wants them sorted so.
         order = list(dict.fromkeys(f for fs in self.inputs + self.outputs for f in fs))
-        return tuple(f for f in order if f not in self.passthrough)
+        return tuple(f for f in order if not self.shardable(f))
+
+    def reduction(self) -> tuple:
+        order = list(dict.fromkeys(f for fs in self.inputs for f in fs))
+        return tuple(f for f in order if f in self.reduced)
 
 
 def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> Rule:
@@ -85,8 +97,15 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
     in_factors = {f for fs in inputs for f in fs}
     out_factors = {f for fs in outputs for f in fs}
     passthrough = {f for f in in_factors & out_factors if not f.startswith("f")}
+    # A reduction is a symbol in no output (the generator checks the spec says so); the
+    # '...' group reduces as a whole.
+    reduced = {}
+    for symbol, how in getattr(op, "reduce", {}).items():
+        for f in in_factors - out_factors:
+            if f == f"s_{symbol}" or (symbol == "..." and f.startswith("e")):
+                reduced[f] = how
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough)
+    return Rule(inputs, outputs, passthrough, reduced)
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
@@ -98,7 +117,7 @@ def axes_of(r: Rule, shardings: Sequence) -> dict:
         if spec is None:
             continue
         for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
-            if axes is None or f not in r.passthrough or f in found:
+            if axes is None or not r.shardable(f) or f in found:
                 continue
             names = axes if isinstance(axes, tuple) else (axes,)
             if used & set(names):
@@ -129,6 +148,9 @@ def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank:
     r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask)
     found = axes_of(r, shardings)
     return [jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs]
+
+
+_COLLECTIVES = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}
 
 
 def _multi_device(ctx: Any) -> bool:
@@ -179,13 +201,26 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
             jax.core.ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)
         ]
         lower = _primitive.ffi_body(**params, avals_out=local_out)
-        return mesh, lambda *args: tuple(lower(*args)), out_shardings, arg_shardings
+        # Each sharded reduction combines every output across its mesh axes.
+        combine = [(_COLLECTIVES[r.reduced[f]], found[f]) for f in r.reduction() if f in found]
+
+        def run(*args: Any) -> tuple:
+            outs = list(lower(*args))
+            for collective, axes in combine:
+                outs = [collective(o, axes) for o in outs]
+            return tuple(outs)
+
+        return mesh, run, out_shardings, arg_shardings
 
     fn = custom_partitioning(lambda *args: tuple(body(*args)))
     rule_args: dict = {}
     # jax before 0.6 has no need_replication_factors (nor Shardy on by default): there the
     # GSPMD callbacks alone partition, and a rule that could not say "replicate" is left out.
     if "need_replication_factors" in inspect.signature(fn.def_partition).parameters:
-        rule_args = {"sharding_rule": r.text(), "need_replication_factors": r.replicated()}
+        rule_args = {
+            "sharding_rule": r.text(),
+            "need_replication_factors": r.replicated(),
+            "reduction_factors": r.reduction(),
+        }
     fn.def_partition(partition=partition, infer_sharding_from_operands=infer, **rule_args)
     return lambda *args: list(fn(*args))
