@@ -4,7 +4,10 @@ machine's bandwidth measured in the same run by a STREAM-like triad the bench bu
 (bench/native/triad.c, C + OpenMP, 2 threads); ratios against jnp (BCSR for CSR), SciPy
 for CSR, and BrainEvent's numba_kernel (serial and prange) and Warp's jax_kernel where
 those are installed (bench/requirements.txt; ./run bench installs numba and brainevent).
-The last rows: the first call after import, each contender in a fresh process. For CSR,
+The "donated" rows: element-wise ops that alias their state (exp_decay, exp_trace) at 1e7
+elements, the state donated and fed back each call, against jnp's donated loop: no fresh
+output buffer per call. The last rows: the first call after import, each contender in
+a fresh process. For CSR,
 "unchecked" is opspec with its content checks off (opspec.set_checks(False)): the index
 scan the spec's `check:` asks for reads indices and indptr once more per call.
 
@@ -52,10 +55,15 @@ except ImportError as e:
 
 try:
     import warp as wp
-    from warp.jax_experimental import jax_kernel as warp_jax_kernel
+
+    try:
+        from warp import jax_kernel as warp_jax_kernel  # warp-lang 1.10 and later
+    except ImportError:
+        from warp.jax_experimental import jax_kernel as warp_jax_kernel
 
     HAVE_WARP = True
-except Exception:  # not installed, or an import that fails on this machine: no column
+except Exception as e:  # not installed, or an import that fails on this machine: no column
+    print(f"(no Warp column: {type(e).__name__}: {e})")
     HAVE_WARP = False
 
 
@@ -151,10 +159,28 @@ def csr_bytes(m):
 
 
 class Case:
-    def __init__(self, name, size, nbytes, op, args, jnp_fn=None, peers=None):
+    def __init__(self, name, size, nbytes, op, args, jnp_fn=None, peers=None, stateful=False):
         self.name, self.size, self.nbytes, self.op, self.args = name, size, nbytes, op, args
         self.jnp_fn = jnp_fn
         self.peers = peers or {}  # label -> callable(*args) or (callable, host args)
+        self.stateful = stateful  # op and jnp_fn are Donated loops, called with no arguments
+
+
+class Donated:
+    """f(state, *rest) with the state donated and each result fed back in: an in-place
+    update, as a donated argument or a scan carry sees it. Called with no arguments."""
+
+    def __init__(self, f, state, rest):
+        self.f = jax.jit(f, donate_argnums=0)
+        self.state = jnp.array(state, copy=True)
+        self.rest = rest
+
+    def __call__(self):
+        self.state = self.f(self.state, *self.rest)
+        return self.state
+
+
+DONATED_SIZE = 10_000_000
 
 
 def cases(n, rng):
@@ -224,6 +250,33 @@ def cases(n, rng):
             ops.spike_reset,
             (V, one(-55.0), one(-70.0)),
             lambda V, th, vr: ((V >= th[0]).astype(jnp.int32), jnp.where(V >= th[0], vr[0], V)),
+        )
+    )
+    # Element-wise ops that alias their state, donated, at 1e7: no fresh output buffer
+    # (and no page faults) per call. Rates of 0 keep the values steady across calls.
+    big = jnp.asarray(rng.uniform(-3, 3, DONATED_SIZE), jnp.float32)
+    spikes_big = jnp.asarray(rng.random(DONATED_SIZE) < 0.1, jnp.float32)
+    zero = one(0.0)
+    out.append(
+        Case(
+            "exp_decay donated",
+            DONATED_SIZE,
+            2 * F * DONATED_SIZE,
+            Donated(ops.exp_decay, big, (zero,)),
+            (),
+            Donated(lambda a, d: a * jnp.exp(-d[0]), big, (zero,)),
+            stateful=True,
+        )
+    )
+    out.append(
+        Case(
+            "exp_trace donated",
+            DONATED_SIZE,
+            3 * F * DONATED_SIZE,
+            Donated(ops.exp_trace, big, (spikes_big * 0, zero)),
+            (),
+            Donated(lambda t, s, ti: t * jnp.exp(-ti[0]) + s, big, (spikes_big * 0, zero)),
+            stateful=True,
         )
     )
     g = int(round(np.sqrt(n / 4)))
@@ -332,6 +385,21 @@ FIRST_CALL = textwrap.dedent(
 
         kern = numba_kernel(k, outs=jax.ShapeDtypeStruct((1 << 20,), jnp.float32))
         fn = jax.jit(lambda a, b: kern(a, b))
+    elif who == "warp":
+        import warp as wp
+
+        try:
+            from warp import jax_kernel
+        except ImportError:
+            from warp.jax_experimental import jax_kernel
+
+        @wp.kernel
+        def k(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+            i = wp.tid()
+            out[i] = x[i] + y[i]
+
+        kern = jax_kernel(k)
+        fn = jax.jit(lambda a, b: kern(a, b)[0])
     t1 = time.perf_counter()
     x = jnp.ones(1 << 20, jnp.float32)
     jax.block_until_ready(x)
@@ -346,12 +414,17 @@ FIRST_CALL = textwrap.dedent(
 def first_calls(labels):
     """{label: (import ms, first call ms)} for add of 1M float32, each in a fresh process."""
     out = {}
+    # A file, not `python -c`: Warp reads its kernels' source from the module's file.
+    script = os.path.join(native.BUILD, "first_call.py")
+    os.makedirs(native.BUILD, exist_ok=True)
+    with open(script, "w") as f:
+        f.write(FIRST_CALL)
     for label in labels:
-        r = subprocess.run([sys.executable, "-c", FIRST_CALL, label], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, script, label], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"(first call of {label} failed: {r.stderr.strip().splitlines()[-1:]})")
             continue
-        imp, first = (float(v) for v in r.stdout.split())
+        imp, first = (float(v) for v in r.stdout.split()[-2:])  # Warp prints a banner first
         out[label] = (imp, first)
     return out
 
@@ -393,12 +466,12 @@ def main(argv=None):
     for case in all_cases:
         add_peers(case)
         checks_on = lambda: opspec.set_checks(True)  # noqa: E731
-        op = jax.jit(case.op)
+        op = case.op if case.stateful else jax.jit(case.op)
         contenders = {"opspec": (op, case.args, checks_on)}
         if case.name.startswith("csr_matvec"):  # the one op with content checks
             contenders["unchecked"] = (op, case.args, lambda: opspec.set_checks(False))
         if case.jnp_fn is not None:
-            contenders["jnp"] = (jax.jit(case.jnp_fn), case.args, checks_on)
+            contenders["jnp"] = (case.jnp_fn if case.stateful else jax.jit(case.jnp_fn), case.args, checks_on)
         for label, peer in case.peers.items():
             fn, a = peer if isinstance(peer, tuple) else (peer, case.args)
             contenders[label] = (fn, a, checks_on)
@@ -422,7 +495,7 @@ def main(argv=None):
         line = f"{case.name:<32}{case.size:>10}{ms:>9.3f}{gbs:>7.1f}{100 * gbs / triad:>7.0f}"
         line += "".join(f"{t[p] / t['opspec']:>17.2f}" if p in t else f"{'-':>17}" for p in peers)
         print(line)
-    labels = ["opspec", "jnp"] + (["numba prange"] if HAVE_NUMBA else [])
+    labels = ["opspec", "jnp"] + (["numba prange"] if HAVE_NUMBA else []) + (["warp"] if HAVE_WARP else [])
     first = first_calls(labels)
     if "opspec" in first:
         imp, ms = first["opspec"]

@@ -6,7 +6,10 @@ thread and, as a ratio to it, the time of every loop parallel (threshold 1) in e
 (opspec's own threads, XLA's intra-op pool, an OpenMP team) and of opspec's defaults
 (the default threshold, opspec's pool). A ratio above 1 is slower than one thread.
 "Loaded" runs one busy process per CPU beside the benchmark, as other jobs would.
-Rounds interleave the configurations, so a change in the load hits all of them.
+Rounds interleave the configurations, so a change in the load hits all of them; each
+configuration runs untimed for 10 ms before it is timed, so that the threads of the one
+before it (an OpenMP team spins after its last loop) have gone quiet. "default" is
+"opspec pool" at sizes from the threshold on: where the two differ, that is the noise.
 
     .venv/bin/python bench/bench_threads.py [--out DIR] [--quick]
 """
@@ -25,6 +28,7 @@ import numpy as np
 import opspec
 
 NEVER = 2**62
+SETTLE_SECONDS = 0.01
 CONFIGS = [
     # name, pool, threads (0: every CPU), threshold (None: opspec's default)
     ("1 thread", "opspec", 1, NEVER),
@@ -65,6 +69,9 @@ def measure(op, sizes, rounds, min_seconds, default_threshold):
         for _ in range(rounds):
             for name, pool, threads, threshold in CONFIGS:
                 configure(pool, threads, threshold, default_threshold)
+                # Untimed first: the threads of the configuration before (OpenMP's team
+                # spins for a while after its last loop) must not be timed with this one.
+                time_call(call, SETTLE_SECONDS)
                 times[name].append(time_call(call, min_seconds))
         rows.append((n, {name: statistics.median(t) for name, t in times.items()}))
     return rows
@@ -122,7 +129,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer sizes and rounds")
     args = parser.parse_args()
     sizes = [2**12, 2**16, 2**20, 2**23] if args.quick else [2**12, 2**14, 2**16, 2**18, 2**20, 2**21, 2**22, 2**23]
-    rounds, min_seconds = (3, 0.01) if args.quick else (7, 0.02)
+    rounds, min_seconds = (3, 0.01) if args.quick else (9, 0.02)
     default_threshold = opspec.parallel_threshold()
     print(
         f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} CPUs; jax {jax.__version__}; opspec "

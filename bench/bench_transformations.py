@@ -6,9 +6,11 @@
    (every unbatched input copied B times first, what ffi_call's broadcast_all does).
    Time per call and XLA's planned memory (temporaries + outputs, from the compiled
    computation's memory analysis).
-2. An element-wise op and a batched matvec on 4 virtual CPU devices: inputs sharded,
-   with opspec's sharding rule (no all-gather) against the replicated call (inputs
-   gathered first, every device computing everything).
+2. An element-wise op, a batched matvec, and two reductions (`sum`, and `matvec`
+   sharded along its columns: spec key `reduce:`) on 4 virtual CPU devices: inputs
+   sharded, with opspec's sharding rule (no all-gather; an all-reduce for the
+   reductions) against the replicated call (inputs gathered first, every device
+   computing everything).
 
 Prints tables and saves bench_transformations.png.
 """
@@ -62,7 +64,10 @@ def main():
     rows = []
 
     n = 50_000
-    m = sp.random(n, n, density=20 / n, random_state=1, format="csr", dtype=np.float32)
+    # 20 random columns per row. (Not scipy.sparse.random: scipy 1.17 draws the positions
+    # without replacement from all n * n, 20 GB here.)
+    cols = np.sort(rng.integers(0, n, (n, 20)), axis=1).ravel()
+    m = sp.csr_matrix((rng.standard_normal(n * 20).astype(np.float32), cols, np.arange(0, 20 * n + 1, 20)), (n, n))
     csr = (m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32))
     X = rng.standard_normal((B, n)).astype(np.float32)
     want = (m @ X.T).T
@@ -97,9 +102,14 @@ def main():
     y = jax.device_put(rng.standard_normal(4_000_000).astype(np.float32), sharded)
     A = rng.standard_normal((256, 256)).astype(np.float32)
     Xs = jax.device_put(rng.standard_normal((4096, 256)).astype(np.float32), NamedSharding(mesh, P("d", None)))
+    Acols = jax.device_put(rng.standard_normal((256, 65536)).astype(np.float32), NamedSharding(mesh, P(None, "d")))
+    v = jax.device_put(rng.standard_normal(65536).astype(np.float32), sharded)
     cases = {
         "add n=4e6": (ops.add, (x, y)),
         "vmap matvec B=4096": (jax.vmap(ops.matvec, in_axes=(None, 0)), (A, Xs)),
+        # reduce: sharded along the reduced symbol, then an all-reduce
+        "sum n=4e6 (reduce)": (ops.sum, (x,)),
+        "matvec 256x65536 cols": (ops.matvec, (Acols, v)),
     }
     srows = []
     print("\nsharded inputs on 4 virtual CPU devices (2 cores): opspec's rule against the replicated call")

@@ -9,14 +9,16 @@
 
 #include "opspec/parallel.h"
 
-/* 2^16 trips, when `python -m opspec tune` saved no value for this machine and
+/* 2^18 trips, when `python -m opspec tune` saved no value for this machine and
  * OPSPEC_PARALLEL_THRESHOLD is unset (opspec/_tune.py). Measured on the 2-core CI machine
  * (docs/performance.md, bench/bench_threads.py): with opspec's pool two threads win from
- * 16k-32k elements of `add` on a quiet machine (1.3x at 64k), and under load they stay
- * within the noise of one thread, since the caller never waits for a helper that has not
- * started. It was 2^20 while loops ran as OpenMP regions, which under load waited a
- * scheduler slice (~5 ms) for their second thread at any size. */
-#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD (INT64_C(1) << 16)
+ * 16k-64k elements of `add` on a quiet machine, but under load a loop of some 20 us
+ * still pays for waking a helper (a futex wake, the helper's scheduling): 1.8-2x one
+ * thread at 64k in one run. From 2^18 (~50 us of `add`) they were 0.8-1.03x one thread
+ * under load and 0.64-0.83x on a quiet machine. It was 2^20 while loops ran as OpenMP
+ * regions, which under load waited a scheduler slice (~5 ms) for their second thread at
+ * any size (bench_threads: 100-1300x at 16k-256k). */
+#define OPSPEC_DEFAULT_PARALLEL_THRESHOLD (INT64_C(1) << 18)
 
 static atomic_int opspec_thread_cap = 0;
 static atomic_llong opspec_threshold = OPSPEC_DEFAULT_PARALLEL_THRESHOLD;

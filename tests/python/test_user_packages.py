@@ -102,6 +102,13 @@ assert (opspec.target_name("add"), pkg_a.target_name("add"), pkg_b.target_name("
 assert pkg_a.build_info()["package"] == "pkg_a" and pkg_a.__version__ == "1.2.3"
 assert pkg_a.build_info()["opspec"] == opspec.__version__ and pkg_a.build_info()["ffi_api"] == "0.1"
 assert pkg_b.registered_platforms == ("cpu",) and not pkg_b.has_cuda
+# Each package has its own CPU knobs: pkg_b's pool changes, opspec's does not; pkg_b's
+# loops still give the right sums with every loop parallel on OpenMP's team.
+pkg_b.set_cpu_pool("openmp")
+pkg_b.set_parallel_threshold(1)
+assert (pkg_b.cpu_pool(), opspec.cpu_pool()) == ("openmp", "opspec")
+big = rng.standard_normal((2, 100_000))
+np.testing.assert_allclose(pkg_b.ops.add(big[0], big[1]), big[0] + 2 * big[1], rtol=1e-12)
 assert pkg_a.has_cuda == HAS_NVCC and pkg_a.build_info()["cuda"] == HAS_NVCC
 try:
     pkg_b.ops.add(x, y.astype(np.float32) if x.dtype == np.float64 else y.astype(np.float64))

@@ -139,8 +139,7 @@ def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank:
     mesh = None
     for s in shardings:
         m = getattr(s, "mesh", None)
-        types = getattr(m, "axis_types", ())
-        if m is not None and any(str(t).endswith("Explicit") for t in types) and not m.empty:
+        if m is not None and _explicit(m) and not m.empty:
             mesh = m
             break
     if mesh is None:
@@ -151,6 +150,10 @@ def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank:
 
 
 _COLLECTIVES = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}
+
+
+def _explicit(mesh: Any) -> bool:
+    return any(str(t).endswith("Explicit") for t in getattr(mesh, "axis_types", ()))
 
 
 def _multi_device(ctx: Any) -> bool:
@@ -184,8 +187,19 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         found = axes_of(r, [a.sharding for a in arg_shapes])
         return tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
 
+    fn = custom_partitioning(lambda *args: tuple(body(*args)))
+    # jax before 0.6 has no need_replication_factors (nor Shardy on by default): there the
+    # GSPMD callbacks alone partition, and a rule that could not say "replicate" is left out.
+    shardy = "need_replication_factors" in inspect.signature(fn.def_partition).parameters
+    # jax 0.5 cannot lower the psum of a partition under explicit sharding ("Unsupported
+    # reduction computation"): reduced symbols are replicated there.
+    explicit = any(_explicit(getattr(getattr(a, "sharding", None), "mesh", None)) for a in ctx.avals_in)
+    reduce = shardy or not explicit
+
     def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
+        if not reduce:
+            found = {f: axes for f, axes in found.items() if f not in r.reduced}
         arg_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.inputs)
         out_shardings = tuple(jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs)
 
@@ -212,11 +226,8 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
 
         return mesh, run, out_shardings, arg_shardings
 
-    fn = custom_partitioning(lambda *args: tuple(body(*args)))
     rule_args: dict = {}
-    # jax before 0.6 has no need_replication_factors (nor Shardy on by default): there the
-    # GSPMD callbacks alone partition, and a rule that could not say "replicate" is left out.
-    if "need_replication_factors" in inspect.signature(fn.def_partition).parameters:
+    if shardy:
         rule_args = {
             "sharding_rule": r.text(),
             "need_replication_factors": r.replicated(),
