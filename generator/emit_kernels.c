@@ -198,15 +198,20 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
     og_variant_picks(op, k, pick);
     og_buf_printf(&fn, "opspec_%s_cpu", op->name);
     og_buf_printf(&comment, "%s on CPU", op->name);
+    bool widened = false;
     for (size_t t = 0; t < op->ntypes; ++t) {
       const char *dtype = op->types[t].choices[pick[t]];
+      /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
+       * float by the handler (runtime/src/handler.c), and narrowed after. */
+      bool bf16 = strcmp(dtype, "bfloat16") == 0;
+      widened |= bf16;
       og_buf_printf(&fn, "_%s", dtype);
       og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
       if (og_idents_has(&used, op->types[t].name))
-        og_line(typedefs, "typedef %s %s;", og_dtype_ctype(dtype), op->types[t].name);
+        og_line(typedefs, "typedef %s %s;", bf16 ? "float" : og_dtype_ctype(dtype), op->types[t].name);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
-    og_buf_puts(&comment, ".");
+    og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
     og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
     og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
     og_map_set(var, "typedefs", typedefs);

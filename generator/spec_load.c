@@ -206,7 +206,12 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
     a->dtype = og_xstrdup(dtype->text);
     for (size_t t = 0; t < op->ntypes; ++t)
       if (strcmp(op->types[t].name, dtype->text) == 0) a->typevar = (int)t;
-    if (a->typevar < 0 && !og_is_dtype(dtype->text)) og_report_bad_dtype(op, dtype, d);
+    if (a->typevar < 0 && !og_is_dtype(dtype->text))
+      og_report_bad_dtype(op, dtype, d);
+    else if (a->typevar < 0 && strcmp(dtype->text, "bfloat16") == 0)
+      og_diag_error(d, dtype->loc,
+                    "dtype bfloat16 goes through a type variable (types: {T: [bfloat16, ...]}): the CPU runs a "
+                    "type variable's bfloat16 choice in float");
   }
   if (check) og_load_check(a, check, d);
   if (shape && og_want_kind(shape, OG_Y_SEQ, "shape", d)) {

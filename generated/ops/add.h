@@ -17,7 +17,7 @@ typedef struct opspec_add_args {
 } opspec_add_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_range_kernel *const opspec_add_cpu_variants[3];
+extern opspec_cpu_range_kernel *const opspec_add_cpu_variants[4];
 
 /* The XLA FFI handlers of add (registry.c). */
 XLA_FFI_Error *opspec_add_cpu(XLA_FFI_CallFrame *cf);

@@ -16,7 +16,7 @@ typedef struct opspec_relu_args {
 } opspec_relu_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_range_kernel *const opspec_relu_cpu_variants[3];
+extern opspec_cpu_range_kernel *const opspec_relu_cpu_variants[4];
 
 /* The XLA FFI handlers of relu (registry.c). */
 XLA_FFI_Error *opspec_relu_cpu(XLA_FFI_CallFrame *cf);

@@ -18,7 +18,7 @@ typedef struct opspec_scale_args {
 } opspec_scale_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
-extern opspec_cpu_range_kernel *const opspec_scale_cpu_variants[3];
+extern opspec_cpu_range_kernel *const opspec_scale_cpu_variants[4];
 
 /* The XLA FFI handlers of scale (registry.c). */
 XLA_FFI_Error *opspec_scale_cpu(XLA_FFI_CallFrame *cf);

@@ -55,8 +55,25 @@ static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_beg
   }
 }
 
-opspec_cpu_range_kernel *const opspec_scale_cpu_variants[3] = {
+/* scale on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+  typedef float T;
+  const opspec_scale_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  const T *OPSPEC_RESTRICT s = (const T *)opspec_args->s.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  /* The prologue: once per range the handler runs, before its loop. */
+#line 16 "specs/scale.yaml"
+  const T factor = s[0];
+#line 69 "generated/ops/scale_cpu.c"
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
+#include "ops/scale_body.inc"
+  }
+}
+
+opspec_cpu_range_kernel *const opspec_scale_cpu_variants[4] = {
     opspec_scale_cpu_float32,
     opspec_scale_cpu_float64,
     opspec_scale_cpu_float16,
+    opspec_scale_cpu_bfloat16,
 };

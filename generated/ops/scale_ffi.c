@@ -16,7 +16,7 @@ static const opspec_array_desc opspec_scale_outputs[] = {
     {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_scale_types[] = {
-    {"T", 3, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16}},
+    {"T", 4, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16, OPSPEC_DT_bfloat16}},
 };
 static const opspec_symbol_desc opspec_scale_symbols[] = {
     {"n", OPSPEC_AT(n)},

@@ -40,8 +40,20 @@ static void opspec_sigmoid_cpu_float16(const void *opspec_argp, int64_t opspec_b
   }
 }
 
-opspec_cpu_range_kernel *const opspec_sigmoid_cpu_variants[3] = {
+/* sigmoid on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+static void opspec_sigmoid_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+  typedef float T;
+  const opspec_sigmoid_args *opspec_args = opspec_argp;
+  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
+  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  for (int64_t i = opspec_begin; i < opspec_end; ++i) {
+#include "ops/sigmoid_body.inc"
+  }
+}
+
+opspec_cpu_range_kernel *const opspec_sigmoid_cpu_variants[4] = {
     opspec_sigmoid_cpu_float32,
     opspec_sigmoid_cpu_float64,
     opspec_sigmoid_cpu_float16,
+    opspec_sigmoid_cpu_bfloat16,
 };

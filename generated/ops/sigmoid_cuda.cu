@@ -51,6 +51,8 @@ extern "C" int opspec_sigmoid_cuda_launch(const void *opspec_argp, const opspec_
       return opspec_launch_kernel(opspec_sigmoid_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     case 2: /* T = float16 */
       return opspec_launch_kernel(opspec_sigmoid_kernel<opspec_float16>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+    case 3: /* T = bfloat16 */
+      return opspec_launch_kernel(opspec_sigmoid_kernel<opspec_bfloat16>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

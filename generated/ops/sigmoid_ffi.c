@@ -15,7 +15,7 @@ static const opspec_array_desc opspec_sigmoid_outputs[] = {
     {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_ELLIPSIS}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_sigmoid_types[] = {
-    {"T", 3, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16}},
+    {"T", 4, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16, OPSPEC_DT_bfloat16}},
 };
 
 /* The portable launch's extents (which may read any array's size), for the loop. */

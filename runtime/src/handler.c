@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opspec/batch.h"
+#include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 #include "opspec/parallel.h"
@@ -60,8 +61,11 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
 static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
                                            void *args, int32_t i, size_t *bytes) {
   const opspec_array_desc *desc = &op->scratch[i];
-  return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size,
-                             opspec_elem_size(desc, bound), bytes);
+  /* A bfloat16 variant's kernel computes in float (opspec/bfloat16.h): so does its scratch. */
+  size_t elem = opspec_elem_size(desc, bound);
+  if (desc->dtype < 0 && bound->dtypes[-1 - desc->dtype] == OPSPEC_DT_bfloat16) elem = sizeof(float);
+  return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size, elem,
+                             bytes);
 }
 
 /* A parallel loop's chunks, for a trip count that reaches the threshold: about
@@ -225,7 +229,7 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
  * caller frees `*allocated` scratch buffers after the kernel. */
 static XLA_FFI_Error *opspec_prepare_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                          opspec_batch *batch, XLA_FFI_CallFrame **call, opspec_bound *bound,
-                                         int32_t *allocated) {
+                                         int32_t *allocated, opspec_widened *wide) {
   *allocated = 0;
   XLA_FFI_Error *err = opspec_batch_split(cf, op, batch, call);
   if (err || (err = opspec_decode(*call, op, args, bound))) return err;
@@ -235,6 +239,7 @@ static XLA_FFI_Error *opspec_prepare_cpu(XLA_FFI_CallFrame *cf, const opspec_op_
       err = op->contents(*call, args);
     }
   if (err) return err;
+  if (opspec_has_bfloat16(op, bound) && (err = opspec_widen_bfloat16(cf, op, bound, batch, args, wide))) return err;
   if (batch->rank) opspec_batch_point(batch, op, args, 0);
   for (; *allocated < op->nscratch; ++*allocated) {
     size_t bytes;
@@ -257,13 +262,16 @@ XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, v
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
   int32_t allocated;
-  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated);
+  opspec_widened wide;
+  wide.n = 0;
+  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated, &wide);
   if (!err) {
     if (batch.rank)
       opspec_run_batch(cf, &batch, op, args, variants[bound.variant]);
     else
       variants[bound.variant](args);
   }
+  opspec_narrow_bfloat16(&wide, !err);
   opspec_free_scratch(op, args, allocated);
   return err;
 }
@@ -275,8 +283,11 @@ XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc 
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
   int32_t allocated;
-  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated);
+  opspec_widened wide;
+  wide.n = 0;
+  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated, &wide);
   if (!err) opspec_run_launch(cf, op, &bound, &batch, args, variants[bound.variant]);
+  opspec_narrow_bfloat16(&wide, !err);
   opspec_free_scratch(op, args, allocated);
   return err;
 }

@@ -22,7 +22,7 @@ CASES = [
         "add",
         [((3,), I32), ((3,), I32)],
         {},
-        ("input 'x'", "expected dtype float32 or float64 or float16 (type T)", "", ""),
+        ("input 'x'", "expected dtype float32 or float64 or float16 or bfloat16 (type T)", "", ""),
     ),
     # Symbols: the first input that has a symbol binds it.
     ("matvec", [((2, 3), F32), ((3,), F32)], {}, None),

@@ -95,7 +95,12 @@ CASES = {
 
 def reference(name, args, attrs, dtype):
     """The reference outputs as a tuple, computed in float64 and cast like the op's outputs."""
-    up = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in args]
+    up = [a.astype(np.float64) if _is_float(a.dtype) else a for a in args]
     out = CASES[name][1](*up, **attrs)
     out = out if isinstance(out, tuple) else (out,)
     return tuple(o if np.asarray(o).dtype.kind in "iub" else np.asarray(o).astype(dtype) for o in out)
+
+
+def _is_float(dtype):
+    """NumPy's float kinds, and bfloat16 (ml_dtypes, NumPy kind 'V')."""
+    return np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16"

@@ -52,4 +52,6 @@ def rng(request):
 def tol(dtype):
     if np.dtype(dtype) == np.float16:  # 2 ulp at 1 (float16 has 11 significant bits)
         return dict(rtol=2e-3, atol=2e-3)
+    if np.dtype(dtype).name == "bfloat16":  # 1 ulp (8 significant bits): a float result rounded once more
+        return dict(rtol=8e-3, atol=1e-6)
     return dict(rtol=2e-5, atol=2e-5) if np.dtype(dtype) == np.float32 else dict(rtol=1e-12, atol=1e-12)

@@ -24,7 +24,7 @@ def test_wrong_dtype():
     )
     expect(
         lambda: opspec.ops.relu(np.ones(3, np.int32)),
-        r"opspec.ops.relu: input 'x': expected dtype float32 or float64 or float16 \(type T\), got int32",
+        r"opspec.ops.relu: input 'x': expected dtype float32 or float64 or float16 or bfloat16 \(type T\), got int32",
     )
     m = np.ones(3, np.float32)
     expect(
@@ -84,7 +84,8 @@ def raw(name, outs, *args, **attrs):
 def test_handler_rejects_wrong_dtype():
     x = jnp.ones(8, jnp.int32)
     with pytest.raises(
-        Exception, match=r"opspec relu: input 'x': expected dtype float32 or float64 or float16 \(type T\), got int32"
+        Exception,
+        match=r"opspec relu: input 'x': expected dtype float32 or float64 or float16 or bfloat16 \(type T\), got int32",
     ):
         jax.block_until_ready(raw("relu", jax.ShapeDtypeStruct((8,), jnp.int32), x))
 

@@ -59,7 +59,7 @@ def check(name, args, attrs, dtype, out, backend):
         if got.dtype.kind in "iub":
             np.testing.assert_array_equal(got, exp)
         else:
-            np.testing.assert_allclose(got, exp, **tol(dtype))
+            np.testing.assert_allclose(got.astype(np.float64), np.asarray(exp).astype(np.float64), **tol(dtype))
 
 
 def test_cuda_registered(backend):
@@ -99,6 +99,15 @@ def test_float16_op_on_gpu_matches_numpy(name, jit, backend, rng):
     for n in (1, int(rng.integers(2, 5000)), 300_001):
         args, attrs = CASES[name][0](rng, np.float16, n)
         check(name, args, attrs, np.float16, run(name, args, attrs, backend, jit), backend)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", ["add", "relu", "scale", "sigmoid"])
+def test_bfloat16_op_on_gpu_matches_numpy(name, jit, backend, rng):
+    # __nv_bfloat16 under nvcc; on the simulator a class that computes in float.
+    for n in (1, int(rng.integers(2, 5000)), 300_001):
+        args, attrs = CASES[name][0](rng, jnp.bfloat16, n)
+        check(name, args, attrs, jnp.bfloat16, run(name, args, attrs, backend, jit), backend)
 
 
 @pytest.mark.parametrize("name", CUDA_OPS)

@@ -9,8 +9,11 @@
  * The XLA values are those of xla::PrimitiveType (see xla/ffi/api/c_api.h); they are
  * spelled as numbers so the generator does not need the jaxlib header to build.
  * float16 is opspec_float16 (below): _Float16 in C and host C++, __half under nvcc.
- * bfloat16 and complex types are rejected at spec load time rather than half-supported
- * (docs/notes.md says what bfloat16 needs).
+ * bfloat16 is opspec_bfloat16: __nv_bfloat16 under nvcc, a class that computes in float
+ * in host C++ (the CUDA simulator), and storage only in C: no C compiler here has an
+ * arithmetic bfloat16, so the CPU handler widens bfloat16 arrays to float around a
+ * kernel compiled for float (runtime/src/handler.c). Complex types are rejected at spec
+ * load time rather than half-supported.
  */
 #ifndef OPSPEC_DTYPES_H
 #define OPSPEC_DTYPES_H
@@ -33,21 +36,55 @@ typedef struct opspec_float16 {
 } opspec_float16;
 #endif
 
+/* bfloat16: the upper half of a float32, rounded to nearest even. */
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 opspec_bfloat16;
+#elif defined(__cplusplus)
+#include <cstring>
+#include <type_traits>
+/* The CUDA simulator's bfloat16 (host C++): every operation converts to float, as
+ * __nv_bfloat16's do on GPUs without bfloat16 arithmetic, and rounds on the way back. */
+struct opspec_bfloat16 {
+  uint16_t bits;
+  opspec_bfloat16() = default;
+  template <typename U, typename = typename std::enable_if<std::is_arithmetic<U>::value>::type>
+  opspec_bfloat16(U value) : bits(from_float((float)value)) {}
+  operator float() const {
+    uint32_t u = (uint32_t)bits << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  static uint16_t from_float(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(u >> 16 | 0x40); /* NaN stays a quiet NaN */
+    return (uint16_t)((u + 0x7fffu + (u >> 16 & 1)) >> 16);
+  }
+};
+#else
+typedef struct opspec_bfloat16 {
+  uint16_t bits;
+} opspec_bfloat16;
+#endif
+
 /* A table, aligned by hand. */
 /* clang-format off */
-#define OPSPEC_DTYPES(X)                                     \
-  X(bool,    bool,           bool,           1,  "bool")     \
-  X(int8,    int8_t,         int8_t,         2,  "int8")     \
-  X(int16,   int16_t,        int16_t,        3,  "int16")    \
-  X(int32,   int32_t,        int32_t,        4,  "int32")    \
-  X(int64,   int64_t,        int64_t,        5,  "int64")    \
-  X(uint8,   uint8_t,        uint8_t,        6,  "uint8")    \
-  X(uint16,  uint16_t,       uint16_t,       7,  "uint16")   \
-  X(uint32,  uint32_t,       uint32_t,       8,  "uint32")   \
-  X(uint64,  uint64_t,       uint64_t,       9,  "uint64")   \
-  X(float16, opspec_float16, opspec_float16, 10, "float16")  \
-  X(float32, float,          float,          11, "float32")  \
-  X(float64, double,         double,         12, "float64")
+#define OPSPEC_DTYPES(X)                                         \
+  X(bool,     bool,            bool,            1,  "bool")      \
+  X(int8,     int8_t,          int8_t,          2,  "int8")      \
+  X(int16,    int16_t,         int16_t,         3,  "int16")     \
+  X(int32,    int32_t,         int32_t,         4,  "int32")     \
+  X(int64,    int64_t,         int64_t,         5,  "int64")     \
+  X(uint8,    uint8_t,         uint8_t,         6,  "uint8")     \
+  X(uint16,   uint16_t,        uint16_t,        7,  "uint16")    \
+  X(uint32,   uint32_t,        uint32_t,        8,  "uint32")    \
+  X(uint64,   uint64_t,        uint64_t,        9,  "uint64")    \
+  X(float16,  opspec_float16,  opspec_float16,  10, "float16")   \
+  X(float32,  float,           float,           11, "float32")   \
+  X(float64,  double,          double,          12, "float64")   \
+  X(bfloat16, opspec_bfloat16, opspec_bfloat16, 16, "bfloat16")
 /* clang-format on */
 
 /* Symbolic names for the XLA dtype codes, for hand-written code. */

@@ -30,6 +30,7 @@ DTYPES = (
     "float16",
     "float32",
     "float64",
+    "bfloat16",
 )
 
 # Attribute types and the kind of Python value each takes.
