@@ -153,6 +153,34 @@ static void og_size_check(og_value *lines, og_value *rows, const char *op) {
   og_line(lines, "  return opspec_check_sizes(cf, \"%s\", sizes, OPSPEC_COUNT(sizes));", op);
 }
 
+/* A function of the call that computes values (`body`, lines that set `extents[...]` or
+ * scratch shapes) and then checks `rows`: `shapes` and `launch_sizes`. `konst` is
+ * "const " where it only reads the args struct. */
+static void og_emit_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
+                                       const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
+  og_line(lines, "%s", "");
+  og_line(lines, "/* %s */", comment);
+  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, %svoid *argp, int64_t *extents) {",
+          op->name, name, konst);
+  /* A shape of constants alone reads no argument. */
+  bool reads = false;
+  for (size_t i = 0; i < og_list_len(body); ++i)
+    reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
+  if (reads || og_list_len(rows))
+    og_line(lines, "  %sopspec_%s_args *args = argp;", konst, op->name);
+  else
+    og_line(lines, "  (void)argp;");
+  if (!sets_extents) og_line(lines, "  (void)extents;");
+  for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
+  if (og_list_len(rows))
+    og_size_check(lines, rows, op->name);
+  else {
+    og_line(lines, "  (void)cf;");
+    og_line(lines, "  return NULL;");
+  }
+  og_line(lines, "}");
+}
+
 /* `shapes`: the outputs' computed extents and the scratch shapes, checked together with
  * the content checks' bounds (which the same inputs determine). */
 static bool og_emit_shapes(const og_op *op, og_value *lines) {
@@ -195,29 +223,10 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
   }
   og_buf_free(&what);
   bool any = og_list_len(body) > 0 || og_list_len(rows) > 0;
-  if (any) {
-    og_line(lines, "%s", "");
-    og_line(lines, "/* This call's output extents and scratch shapes, from the spec's expressions. */");
-    og_line(lines, "static XLA_FFI_Error *opspec_%s_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {",
-            op->name);
-    /* A shape of constants alone reads no argument. */
-    bool reads = false;
-    for (size_t i = 0; i < og_list_len(body); ++i)
-      reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
-    if (reads || og_list_len(rows))
-      og_line(lines, "  opspec_%s_args *args = argp;", op->name);
-    else
-      og_line(lines, "  (void)argp;");
-    if (!nextents) og_line(lines, "  (void)extents;");
-    for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
-    if (og_list_len(rows))
-      og_size_check(lines, rows, op->name);
-    else {
-      og_line(lines, "  (void)cf;");
-      og_line(lines, "  return NULL;");
-    }
-    og_line(lines, "}");
-  }
+  if (any)
+    og_emit_computing_function(op, lines, "shapes",
+                               "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
+                               rows, nextents > 0);
   og_value_free(body);
   og_value_free(rows);
   return any;
@@ -245,11 +254,9 @@ static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *ro
 static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
   if (!op->launch.n) return false;
   og_value *body = og_lines(), *rows = og_value_list();
-  bool reads = false;
   for (size_t d = 0; d < op->launch.n; ++d) {
     og_value *value = og_c_expr_checked(op->launch.extents[d]);
     og_line(body, "  extents[%zu] = %s;", d, og_value_as_str(value));
-    reads |= strstr(og_value_as_str(value), "args->") != NULL;
     og_value_free(value);
     og_buf label = {0};
     char at[32];
@@ -258,23 +265,9 @@ static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
     og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
     og_buf_free(&label);
   }
-  og_line(lines, "%s", "");
-  og_line(lines, "/* The portable launch's extents (which may read any array's size), for the loop. */");
-  og_line(lines,
-          "static XLA_FFI_Error *opspec_%s_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {",
-          op->name);
-  if (reads)
-    og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
-  else
-    og_line(lines, "  (void)argp;");
-  for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
-  if (og_list_len(rows))
-    og_size_check(lines, rows, op->name);
-  else {
-    og_line(lines, "  (void)cf;");
-    og_line(lines, "  return NULL;");
-  }
-  og_line(lines, "}");
+  og_emit_computing_function(op, lines, "launch_sizes",
+                             "The portable launch's extents (which may read any array's size), for the loop.", "const ",
+                             body, rows, true);
   og_value_free(body);
   og_value_free(rows);
   return true;

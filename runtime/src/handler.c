@@ -225,69 +225,68 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
 
 /* ---- the handlers ------------------------------------------------------------------ */
 
-/* Everything before the kernel runs: decoding, content checks, scratch. On success the
- * caller frees `*allocated` scratch buffers after the kernel. */
-static XLA_FFI_Error *opspec_prepare_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                                         opspec_batch *batch, XLA_FFI_CallFrame **call, opspec_bound *bound,
-                                         int32_t *allocated, opspec_widened *wide) {
-  *allocated = 0;
-  XLA_FFI_Error *err = opspec_batch_split(cf, op, batch, call);
-  if (err || (err = opspec_decode(*call, op, args, bound))) return err;
+/* One CPU call's state around its kernel. */
+typedef struct opspec_cpu_call {
+  opspec_batch batch;
+  XLA_FFI_CallFrame *frame; /* as one batch element sees the call */
+  opspec_bound bound;
+  int32_t allocated; /* scratch buffers */
+  opspec_widened wide;
+} opspec_cpu_call;
+
+/* Everything before the kernel runs: decoding, content checks, bfloat16 copies, scratch.
+ * opspec_cpu_end undoes what it did, whether it failed or not. */
+static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                       opspec_cpu_call *c) {
+  c->allocated = 0;
+  c->wide.n = 0;
+  XLA_FFI_Error *err = opspec_batch_split(cf, op, &c->batch, &c->frame);
+  if (err || (err = opspec_decode(c->frame, op, args, &c->bound))) return err;
   if (op->contents && opspec_checks_enabled())
-    for (int64_t b = 0; b < batch->count && !err; ++b) {
-      if (batch->rank) opspec_batch_point(batch, op, args, b);
-      err = op->contents(*call, args);
+    for (int64_t b = 0; b < c->batch.count && !err; ++b) {
+      if (c->batch.rank) opspec_batch_point(&c->batch, op, args, b);
+      err = op->contents(c->frame, args);
     }
   if (err) return err;
-  if (opspec_has_bfloat16(op, bound) && (err = opspec_widen_bfloat16(cf, op, bound, batch, args, wide))) return err;
-  if (batch->rank) opspec_batch_point(batch, op, args, 0);
-  for (; *allocated < op->nscratch; ++*allocated) {
+  if (opspec_has_bfloat16(op, &c->bound) && (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
+    return err;
+  if (c->batch.rank) opspec_batch_point(&c->batch, op, args, 0);
+  for (; c->allocated < op->nscratch; ++c->allocated) {
     size_t bytes;
-    opspec_array *a = opspec_array_at(args, op->scratch[*allocated].offset);
-    if ((err = opspec_scratch_bytes(*call, op, bound, args, *allocated, &bytes)) ||
-        (err = opspec_host_alloc(*call, op->name, op->scratch[*allocated].name, bytes, &a->data)))
+    opspec_array *a = opspec_array_at(args, op->scratch[c->allocated].offset);
+    if ((err = opspec_scratch_bytes(c->frame, op, &c->bound, args, c->allocated, &bytes)) ||
+        (err = opspec_host_alloc(c->frame, op->name, op->scratch[c->allocated].name, bytes, &a->data)))
       return err;
   }
   return NULL;
 }
 
-static void opspec_free_scratch(const opspec_op_desc *op, void *args, int32_t allocated) {
-  for (int32_t i = 0; i < allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
+/* After the kernel (`ran`) or a failure: bfloat16 outputs written back, copies and scratch
+ * freed. */
+static void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call *c, bool ran) {
+  opspec_narrow_bfloat16(&c->wide, ran);
+  for (int32_t i = 0; i < c->allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
 }
 
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                               opspec_cpu_kernel *const *variants) {
   if (opspec_metadata_query(cf, 0)) return NULL;
-  opspec_batch batch;
-  XLA_FFI_CallFrame *call;
-  opspec_bound bound;
-  int32_t allocated;
-  opspec_widened wide;
-  wide.n = 0;
-  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated, &wide);
-  if (!err) {
-    if (batch.rank)
-      opspec_run_batch(cf, &batch, op, args, variants[bound.variant]);
-    else
-      variants[bound.variant](args);
-  }
-  opspec_narrow_bfloat16(&wide, !err);
-  opspec_free_scratch(op, args, allocated);
+  opspec_cpu_call c;
+  XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
+  if (!err && c.batch.rank)
+    opspec_run_batch(cf, &c.batch, op, args, variants[c.bound.variant]);
+  else if (!err)
+    variants[c.bound.variant](args);
+  opspec_cpu_end(op, args, &c, !err);
   return err;
 }
 
 XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                     opspec_cpu_range_kernel *const *variants) {
   if (opspec_metadata_query(cf, 0)) return NULL;
-  opspec_batch batch;
-  XLA_FFI_CallFrame *call;
-  opspec_bound bound;
-  int32_t allocated;
-  opspec_widened wide;
-  wide.n = 0;
-  XLA_FFI_Error *err = opspec_prepare_cpu(cf, op, args, &batch, &call, &bound, &allocated, &wide);
-  if (!err) opspec_run_launch(cf, op, &bound, &batch, args, variants[bound.variant]);
-  opspec_narrow_bfloat16(&wide, !err);
-  opspec_free_scratch(op, args, allocated);
+  opspec_cpu_call c;
+  XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
+  if (!err) opspec_run_launch(cf, op, &c.bound, &c.batch, args, variants[c.bound.variant]);
+  opspec_cpu_end(op, args, &c, !err);
   return err;
 }

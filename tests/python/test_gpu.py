@@ -93,21 +93,14 @@ def test_op_on_gpu_matches_numpy(name, dtype, jit, backend, rng):
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16], ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("name", ["add", "relu", "scale", "sigmoid"])
-def test_float16_op_on_gpu_matches_numpy(name, jit, backend, rng):
-    # __half under nvcc; _Float16 on the simulator.
+def test_low_precision_op_on_gpu_matches_numpy(name, dtype, jit, backend, rng):
+    # float16: __half under nvcc, _Float16 on the simulator; bfloat16: __nv_bfloat16
+    # under nvcc, on the simulator a class that computes in float.
     for n in (1, int(rng.integers(2, 5000)), 300_001):
-        args, attrs = CASES[name][0](rng, np.float16, n)
-        check(name, args, attrs, np.float16, run(name, args, attrs, backend, jit), backend)
-
-
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", ["add", "relu", "scale", "sigmoid"])
-def test_bfloat16_op_on_gpu_matches_numpy(name, jit, backend, rng):
-    # __nv_bfloat16 under nvcc; on the simulator a class that computes in float.
-    for n in (1, int(rng.integers(2, 5000)), 300_001):
-        args, attrs = CASES[name][0](rng, jnp.bfloat16, n)
-        check(name, args, attrs, jnp.bfloat16, run(name, args, attrs, backend, jit), backend)
+        args, attrs = CASES[name][0](rng, dtype, n)
+        check(name, args, attrs, dtype, run(name, args, attrs, backend, jit), backend)
 
 
 @pytest.mark.parametrize("name", CUDA_OPS)

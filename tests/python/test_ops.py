@@ -51,41 +51,26 @@ def test_op_matches_numpy(name, dtype, jit, rng):
 FLOAT16_OPS = sorted(n for n in OPS if "float16" in getattr(opspec.ops, f"_op_{n}").types.get("T", ()))
 
 
-def test_float16_ops_are_the_documented_ones():
-    assert FLOAT16_OPS == ["add", "relu", "scale", "sigmoid"]
-
-
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", FLOAT16_OPS)
-def test_float16_op_matches_numpy(name, jit, rng):
-    # Fresh random data each run (the rng fixture's seed is printed); both sides of the
-    # parallel threshold.
-    for n in (int(rng.integers(1, 3000)), max(2 * opspec.parallel_threshold(), 70_000)):
-        args, attrs = CASES[name][0](rng, np.float16, n)
-        assert all(a.dtype == np.float16 for a in args)
-        check(name, args, attrs, np.float16, run(name, args, attrs, jit))
-        # jnp arrays of jnp.float16 are accepted as well as NumPy's.
-        got = run(name, [jnp.asarray(a, jnp.float16) for a in args], attrs, jit)
-        check(name, args, attrs, np.float16, got)
-
-
 # The ops whose specs list bfloat16: widened to float around a float kernel on CPU.
 BFLOAT16_OPS = sorted(n for n in OPS if "bfloat16" in getattr(opspec.ops, f"_op_{n}").types.get("T", ()))
+LOW_PRECISION = [(np.float16, n) for n in FLOAT16_OPS] + [(jnp.bfloat16, n) for n in BFLOAT16_OPS]
 
 
-def test_bfloat16_ops_are_the_documented_ones():
-    assert BFLOAT16_OPS == ["add", "relu", "scale", "sigmoid"]
+def test_low_precision_ops_are_the_documented_ones():
+    assert FLOAT16_OPS == BFLOAT16_OPS == ["add", "relu", "scale", "sigmoid"]
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", BFLOAT16_OPS)
-def test_bfloat16_op_matches_numpy(name, jit, rng):
-    # Both sides of the parallel threshold; jnp arrays as well as ml_dtypes' NumPy ones.
+@pytest.mark.parametrize("dtype,name", LOW_PRECISION, ids=[f"{np.dtype(t).name}-{n}" for t, n in LOW_PRECISION])
+def test_low_precision_op_matches_numpy(dtype, name, jit, rng):
+    # Fresh random data each run (the rng fixture's seed is printed); both sides of the
+    # parallel threshold. float16 is _Float16 on CPU; bfloat16 is widened to float copies.
     for n in (int(rng.integers(1, 3000)), max(2 * opspec.parallel_threshold(), 70_000)):
-        args, attrs = CASES[name][0](rng, jnp.bfloat16, n)
-        assert all(a.dtype == jnp.bfloat16 for a in args)
-        check(name, args, attrs, jnp.bfloat16, run(name, args, attrs, jit))
-        check(name, args, attrs, jnp.bfloat16, run(name, [jnp.asarray(a) for a in args], attrs, jit))
+        args, attrs = CASES[name][0](rng, dtype, n)
+        assert all(a.dtype == dtype for a in args)
+        check(name, args, attrs, dtype, run(name, args, attrs, jit))
+        # jnp arrays are accepted as well as NumPy's (ml_dtypes' for bfloat16).
+        check(name, args, attrs, dtype, run(name, [jnp.asarray(a, dtype) for a in args], attrs, jit))
 
 
 def test_bfloat16_rounds_to_nearest_even_and_keeps_specials():
