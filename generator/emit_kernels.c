@@ -261,9 +261,7 @@ static void og_cuda_template(const og_op *op, og_value *lines) {
   og_buf_free(&b);
 }
 
-bool og_cuda_batch_grid(const og_op *op) {
-  return !op->ncuda && op->kernel.present && op->launch.n <= 2 && !op->nscratch;
-}
+bool og_cuda_batch_grid(const og_op *op) { return !op->ncuda && op->kernel.present && !op->nscratch; }
 
 /* The portable kernel's loops over its launch indices, `indent` columns in, opened:
  * returns how many it opened. The last extent runs along x: one thread per index, and
@@ -318,10 +316,14 @@ static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *
   og_buf_free(&head);
   og_buf_free(&args);
   og_buf_free(&grid);
-  if (batched) {
+  if (batched && launch->n < 3) {
     og_line(lines, "  /* Along z, the elements of a natively batched call (one when it is not); a grid has");
     og_line(lines, "   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */");
     og_line(lines, "  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {");
+  } else if (batched) {
+    og_line(lines, "  /* The launch takes z itself: each thread runs its indices in every element of a");
+    og_line(lines, "   * natively batched call (one when it is not). */");
+    og_line(lines, "  for (int64_t opspec_b = 0; opspec_b < opspec_batch.count; ++opspec_b) {");
   }
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
@@ -434,10 +436,11 @@ static og_value *og_cuda_launcher(const og_op *op) {
   else
     og_cuda_config(lines, 0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL);
   if (batched) {
-    og_line(lines, "  /* A natively batched call's elements run along z. */");
+    og_line(lines, "  /* A natively batched call's elements run along z%s. */",
+            op->launch.n < 3 ? "" : " (a 3-D launch: in each thread's loop)");
     og_line(lines, "  const opspec_batch_grid<%zu> opspec_batch = opspec_batch_grid_of<%zu>(opspec_call_batch, %zu);",
             op->ninputs + op->noutputs, op->ninputs + op->noutputs, op->ninputs);
-    og_line(lines, "  opspec_launch_batch(&opspec_config[0], opspec_batch.count);");
+    if (op->launch.n < 3) og_line(lines, "  opspec_launch_batch(&opspec_config[0], opspec_batch.count);");
   }
   og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
   og_line(lines, "  if (opspec_code) return opspec_code;");

@@ -33,9 +33,10 @@ og_value *og_c_expr_checked(const og_expr *e);
 /* The spec's spelling of an expression, as a C string literal's body. */
 og_value *og_spec_text(const og_expr *e);
 
-/* Whether the op's CUDA launcher runs a natively batched call whole, the batch along
- * the grid's z (opspec_op_desc.cuda_batch_grid): a portable kernel of at most 2 launch
- * dims, so that z is free, and no scratch, which is one element's. */
+/* Whether the op's CUDA launcher runs a natively batched call whole, in one launch
+ * (opspec_op_desc.cuda_batch_grid): a portable kernel without scratch (which is one
+ * element's). The batch runs along the grid's z for 1 or 2 launch dims, and in each
+ * thread's loop for 3, whose launch takes z. */
 bool og_cuda_batch_grid(const og_op *op);
 
 /* Sets the keys of the kernel files on `v` (the op's map): body_inc, cpu_variants,

@@ -86,6 +86,19 @@ HOSTILE = {
         kernel: |
           y[i] = x[i];
         """,
+    "cube_add": """\
+        op: cube_add
+        doc: A 3-D portable launch, out = x + y along the last dim, batched natively on CUDA in one launch.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [a, b, c]}
+          - {name: y, dtype: T, shape: [c]}
+        outputs:
+          - {name: out, dtype: T, shape: [a, b, c]}
+        launch: [a, b, c]
+        kernel: |
+          out[(i * b + j) * c + k] = x[(i * b + j) * c + k] + y[k];
+        """,
     "fill_launch": """\
         op: fill_launch
         doc: A launch that can be empty while the output is not.
@@ -166,6 +179,17 @@ def test_hostile_specs_build_import_and_run(hostile_build):
             raise AssertionError("a zero divisor was accepted")
         x = rng.random(3).astype(np.float32)
         np.testing.assert_allclose(ops.fill_launch(x)[:3], x + 1, rtol=1e-6)
+        # A 3-D launch under (nested) vmap, y read in place: one launch on the simulator,
+        # the batch in each thread's loop, as on CPU.
+        X, y = rng.random((2, 3, 5, 7, 33)), rng.random(33)
+        backends = ["cpu"] + (["cuda_sim"] if opspec.has_cuda_sim else [])
+        for backend in backends:
+            f = jax.vmap(jax.vmap(lambda v: ops.cube_add(v, y, backend=backend)))
+            np.testing.assert_allclose(jax.jit(f)(X), X + y, rtol=1e-12)
+        if opspec.has_cuda_sim:
+            opspec.cuda_sim_launches()
+            jax.block_until_ready(jax.vmap(lambda v: ops.cube_add(v, y, backend="cuda_sim"))(X[0]))
+            assert len(opspec.cuda_sim_launches()) == 1
         import json
         print(json.dumps(ops.names_portable.__doc__))
         print("hostile ok")

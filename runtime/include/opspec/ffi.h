@@ -231,9 +231,9 @@ typedef struct opspec_op_desc {
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda;
   int32_t launch_ndims; /* of the portable launch, 1-3; 0 for none */
-  /* The op's CUDA launcher runs a natively batched call in one launch per kernel, the
-   * batch along the grid's z: a portable kernel with at most 2 launch dims and no
-   * scratch. Otherwise the handler enqueues each element's launches in turn. */
+  /* The op's CUDA launcher runs a natively batched call in one launch: a portable
+   * kernel without scratch (the batch along the grid's z, or in each thread's loop for a
+   * 3-D launch). Otherwise the handler enqueues each element's launches in turn. */
   bool cuda_batch_grid;
 } opspec_op_desc;
 
@@ -328,8 +328,8 @@ struct opspec_batch; /* opspec/batch.h */
 
 /* Enqueues an op's kernels for type variant `variant` on `stream` (generated, in
  * <op>_cuda.cu). `batch` is NULL for one element; otherwise the natively batched call
- * (opspec/batch.h) that the op's portable kernel runs whole, the elements along the
- * grid's z (only where op->cuda_batch_grid says so; `args` then points at element 0).
+ * (opspec/batch.h) that the op's portable kernel runs whole in one launch (only where
+ * op->cuda_batch_grid says so; `args` then points at element 0).
  * `output_bytes` are the outputs' sizes, every element's, for zero-filling them when a
  * launch is empty. Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
 typedef int opspec_cuda_launch_fn(const void *args, const struct opspec_batch *batch, int32_t variant, void *stream,
