@@ -24,10 +24,6 @@ bool opspec_has_bfloat16(const opspec_op_desc *op, const opspec_bound *bound) {
   return false;
 }
 
-static int32_t opspec_bound_dtype(const opspec_array_desc *a, const opspec_bound *bound) {
-  return a->dtype < 0 ? bound->dtypes[-1 - a->dtype] : a->dtype;
-}
-
 /* Widens one array: its XLA buffer `buf`, its view in `args` (`view`) or in the batch
  * (`batch_data`, `steps`). */
 static XLA_FFI_Error *opspec_widen_one(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,

@@ -62,8 +62,7 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
                                            void *args, int32_t i, size_t *bytes) {
   const opspec_array_desc *desc = &op->scratch[i];
   /* A bfloat16 variant's kernel computes in float (opspec/bfloat16.h): so does its scratch. */
-  size_t elem = opspec_elem_size(desc, bound);
-  if (desc->dtype < 0 && bound->dtypes[-1 - desc->dtype] == OPSPEC_DT_bfloat16) elem = sizeof(float);
+  size_t elem = opspec_bound_dtype(desc, bound) == OPSPEC_DT_bfloat16 ? sizeof(float) : opspec_elem_size(desc, bound);
   return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size, elem,
                              bytes);
 }
@@ -197,7 +196,7 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
   int64_t outer = bound->launch[0], inner = 1;
   for (int32_t d = 1; d < op->launch_ndims; ++d) inner = opspec_sat_mul(inner, bound->launch[d]);
   bool empty = outer <= 0 || inner <= 0;
-  if (empty) { /* outputs get zeros, as on GPU */
+  if (empty) { /* outputs get zeros, as on GPU (a widened bfloat16 output's copy was calloc'ed) */
     for (int64_t b = 0; b < batch->count; ++b) {
       if (batch->rank) opspec_batch_point(batch, op, args, b);
       for (int32_t i = 0; i < op->noutputs; ++i) {

@@ -390,9 +390,14 @@ static inline opspec_array *opspec_array_at(void *args, size_t offset) {
   return (opspec_array *)((char *)args + offset);
 }
 
+/* The dtype of array `desc` under the dtypes the inputs bound. */
+static inline int32_t opspec_bound_dtype(const opspec_array_desc *desc, const opspec_bound *bound) {
+  return desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype;
+}
+
 /* Bytes per element of array `desc` under the dtypes the inputs bound. */
 static inline size_t opspec_elem_size(const opspec_array_desc *desc, const opspec_bound *bound) {
-  return opspec_dtype_size(desc->dtype < 0 ? bound->dtypes[-1 - desc->dtype] : desc->dtype);
+  return opspec_dtype_size(opspec_bound_dtype(desc, bound));
 }
 
 #ifdef __cplusplus
