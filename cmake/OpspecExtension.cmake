@@ -222,7 +222,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # ---- the extension module <package>._opspec --------------------------------------
   set(target ${package}_opspec)
   Python3_add_library(${target} MODULE WITH_SOABI
-    ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/bfloat16.c ${build_info} ${c_sources})
+    ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/contents.c ${rt}/bfloat16.c ${build_info} ${c_sources})
   target_include_directories(${target} PRIVATE ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir} ${OPSPEC_XLA_INCLUDE_DIR})
   # OPSPEC_SANITIZE_FLAGS: opspec's own ASan + UBSan build (./run sanitize); empty otherwise.
   # -fno-math-errno: math functions need not set errno, which no kernel and nothing

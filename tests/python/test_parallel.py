@@ -119,3 +119,50 @@ def test_one_thread_runs_the_loop_alone(pool, rng):
         opspec.set_cpu_threads(0)
         opspec.set_parallel_threshold(before)
         opspec.set_cpu_pool("opspec")
+
+
+SCAN_CHUNK = 1 << 16  # elements per chunk of a parallel content check (runtime/src/contents.c)
+
+
+@pytest.mark.parametrize("pool", POOLS)
+def test_content_checks_run_in_parallel_and_report_the_first_bad_position(pool, rng, every_loop_parallel):
+    """csr_matvec's `check:` on inputs of several scan chunks, on the pool: good data
+    computes, and of several bad positions in different chunks the first is named, as a
+    serial scan names it, also where the order breaks right at a chunk's first element."""
+    import scipy.sparse as sp
+
+    opspec.set_cpu_pool(pool)
+    rows, cols, per_row = int(rng.integers(3, 4) * SCAN_CHUNK + rng.integers(1, 999)), 5000, 3
+    indices = np.sort(rng.integers(0, cols, (rows, per_row)), axis=1).astype(np.int32).ravel()
+    indptr = np.arange(0, rows * per_row + 1, per_row, dtype=np.int32)
+    data = rng.uniform(-1, 1, rows * per_row)
+    x = rng.uniform(-1, 1, cols)
+    fn = jax.jit(opspec.ops.csr_matvec)
+    want = sp.csr_matrix((data, indices, indptr), shape=(rows, cols)) @ x
+    np.testing.assert_allclose(fn(data, indices, indptr, x), want, rtol=1e-12, atol=1e-12)
+
+    def refused(pattern, indices, indptr):
+        with pytest.raises(Exception, match=pattern):
+            jax.block_until_ready(fn(data, indices, indptr, x))
+
+    nnz = len(indices)
+    for trial in range(4):
+        # a bad index in each of three different chunks, none in the first one
+        chunks = np.sort(rng.choice(np.arange(1, nnz // SCAN_CHUNK), 3, replace=False))
+        spots = chunks * SCAN_CHUNK + rng.integers(0, SCAN_CHUNK, 3)
+        bad = indices.copy()
+        bad[spots] = [cols, -1, cols + 7] if trial % 2 else [-5, cols + 1, -1]
+        refused(rf"input 'indices'\[{spots[0]}\] = {bad[spots[0]]} is out of range: expected 0 <= value <= n - 1 = {cols - 1}",
+                bad, indptr)
+    # the last position alone
+    bad = indices.copy()
+    bad[-1] = cols
+    refused(rf"input 'indices'\[{nnz - 1}\] = {cols} is out of range", bad, indptr)
+    # out of order exactly where a chunk starts: the chunk compares with the one before it
+    at = SCAN_CHUNK * int(rng.integers(1, len(indptr) // SCAN_CHUNK + 1))
+    unsorted = indptr.copy()
+    unsorted[at] = unsorted[at - 1] - 1
+    refused(rf"input 'indptr'\[{at}\] = {unsorted[at]} is less than indptr\[{at - 1}\] = {unsorted[at - 1]}: "
+            r"expected non-decreasing values", indices, unsorted)
+    # and good data still computes after the failures
+    np.testing.assert_allclose(fn(data, indices, indptr, x), want, rtol=1e-12, atol=1e-12)

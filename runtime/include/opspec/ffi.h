@@ -366,6 +366,10 @@ XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, v
 XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                     opspec_cpu_range_kernel *const *variants);
 
+/* A dtype (an XLA code) for messages: its name, or "unsupported dtype (XLA code N)"
+ * written into `buf`. */
+const char *opspec_dtype_label(int32_t dtype, char *buf, size_t n);
+
 /* An error to return from a handler: "opspec <op>: <message>". */
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
