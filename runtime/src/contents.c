@@ -117,7 +117,7 @@ static const char *opspec_bound_label(const char *text, int64_t value, char *buf
     T lo = !c->has_min || c->min <= (int64_t)(TMIN) ? (T)(TMIN) : c->min > (int64_t)(TMAX) ? (T)(TMAX) : (T)c->min; \
     T hi = !c->has_max || c->max >= (int64_t)(TMAX) ? (T)(TMAX) : c->max < (int64_t)(TMIN) ? (T)(TMIN) : (T)c->max; \
     bool never = (c->has_min && c->min > (int64_t)(TMAX)) || (c->has_max && c->max < (int64_t)(TMIN));              \
-    return never ? (to > from ? from : -1) : opspec_scan_##name((const T *)data, from, to, lo, hi, c->sorted);            \
+    return never ? (to > from ? from : -1) : opspec_scan_##name((const T *)data, from, to, lo, hi, c->sorted);      \
   }
 
 static int64_t opspec_first_bad_in(const void *data, int32_t dtype, int64_t from, int64_t to,

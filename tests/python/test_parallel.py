@@ -152,8 +152,11 @@ def test_content_checks_run_in_parallel_and_report_the_first_bad_position(pool, 
         spots = chunks * SCAN_CHUNK + rng.integers(0, SCAN_CHUNK, 3)
         bad = indices.copy()
         bad[spots] = [cols, -1, cols + 7] if trial % 2 else [-5, cols + 1, -1]
-        refused(rf"input 'indices'\[{spots[0]}\] = {bad[spots[0]]} is out of range: expected 0 <= value <= n - 1 = {cols - 1}",
-                bad, indptr)
+        refused(
+            rf"input 'indices'\[{spots[0]}\] = {bad[spots[0]]} is out of range: expected 0 <= value <= n - 1 = {cols - 1}",
+            bad,
+            indptr,
+        )
     # the last position alone
     bad = indices.copy()
     bad[-1] = cols
@@ -162,7 +165,11 @@ def test_content_checks_run_in_parallel_and_report_the_first_bad_position(pool, 
     at = SCAN_CHUNK * int(rng.integers(1, len(indptr) // SCAN_CHUNK + 1))
     unsorted = indptr.copy()
     unsorted[at] = unsorted[at - 1] - 1
-    refused(rf"input 'indptr'\[{at}\] = {unsorted[at]} is less than indptr\[{at - 1}\] = {unsorted[at - 1]}: "
-            r"expected non-decreasing values", indices, unsorted)
+    refused(
+        rf"input 'indptr'\[{at}\] = {unsorted[at]} is less than indptr\[{at - 1}\] = {unsorted[at - 1]}: "
+        r"expected non-decreasing values",
+        indices,
+        unsorted,
+    )
     # and good data still computes after the failures
     np.testing.assert_allclose(fn(data, indices, indptr, x), want, rtol=1e-12, atol=1e-12)
