@@ -9,7 +9,9 @@ elements, the state donated and fed back each call, against jnp's donated loop: 
 output buffer per call. The last rows: the first call after import, each contender in
 a fresh process. For CSR,
 "unchecked" is opspec with its content checks off (opspec.set_checks(False)): the index
-scan the spec's `check:` asks for reads indices and indptr once more per call.
+scan the spec's `check:` asks for reads indices and indptr once more per call (on the
+same threads as the kernel). "1 thread" is opspec on one thread: beside SciPy's serial
+loop it bounds what two threads can reach.
 
 Prints one table and saves bench_roofline.png. Ratios are peer time / opspec time: above
 1, opspec is faster. Contenders are timed in interleaved rounds (median of the rounds),
@@ -461,15 +463,25 @@ def main(argv=None):
         wanted = args.only.split(",")
         all_cases = [c for c in all_cases if any(c.name.startswith(w) for w in wanted)]
     # "unchecked": opspec with the content checks off (set_checks(False)), CSR only.
-    peers = ["unchecked", "jnp", "scipy", "numba serial", "numba prange", "warp"]
+    # "1 thread": opspec on one thread (set_cpu_threads(1)), CSR only: against SciPy's
+    # serial loop it says what two threads can reach at best.
+    peers = ["unchecked", "1 thread", "jnp", "scipy", "numba serial", "numba prange", "warp"]
     rows = []
     for case in all_cases:
         add_peers(case)
-        checks_on = lambda: opspec.set_checks(True)  # noqa: E731
+        def setting(checks=True, threads=args.threads):
+            def setup():
+                opspec.set_checks(checks)
+                opspec.set_cpu_threads(threads)
+
+            return setup
+
+        checks_on = setting()
         op = case.op if case.stateful else jax.jit(case.op)
         contenders = {"opspec": (op, case.args, checks_on)}
         if case.name.startswith("csr_matvec"):  # the one op with content checks
-            contenders["unchecked"] = (op, case.args, lambda: opspec.set_checks(False))
+            contenders["unchecked"] = (op, case.args, setting(checks=False))
+            contenders["1 thread"] = (op, case.args, setting(threads=1))
         if case.jnp_fn is not None:
             contenders["jnp"] = (case.jnp_fn if case.stateful else jax.jit(case.jnp_fn), case.args, checks_on)
         for label, peer in case.peers.items():
@@ -481,7 +493,7 @@ def main(argv=None):
             results[label] = run_once(fn, a)
         check(case, results)
         times = measure(contenders, args.rounds)
-        opspec.set_checks(True)
+        checks_on()
         rows.append((case, times))
         print(f"  measured {case.name}", file=sys.stderr)
 
@@ -521,7 +533,7 @@ def save_plot(path, rows, triad, peers):
         print(f"(matplotlib not installed: no plot at {path})")
         return
     names = [c.name for c, _ in rows]
-    labels = ["opspec"] + [p for p in peers if p != "unchecked" and any(p in t for _, t in rows)]
+    labels = ["opspec"] + [p for p in peers if p not in ("unchecked", "1 thread") and any(p in t for _, t in rows)]
     fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(names)), 4.5))
     width = 0.8 / len(labels)
     for k, label in enumerate(labels):

@@ -137,14 +137,88 @@ static bool opspec_dims_equal(const int64_t *a, const int64_t *b, int64_t n) {
   return true;
 }
 
+/* The error paths of opspec_check_buffer, out of line: each formats its message in its
+ * own buffers, so the check that runs on every call keeps a small frame and no
+ * formatting code between its branches. */
+#if defined(__GNUC__) || defined(__clang__)
+#define OPSPEC_COLD __attribute__((cold, noinline))
+#define OPSPEC_INLINE __attribute__((always_inline)) inline
+#else
+#define OPSPEC_INLINE inline
+#define OPSPEC_COLD
+#endif
+
+/* No choice of type variable `tv` matches the buffer's dtype. */
+static OPSPEC_COLD XLA_FFI_Error *opspec_no_dtype_choice(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
+                                                         const char *role, const opspec_array_desc *a,
+                                                         const opspec_typevar_desc *tv, const XLA_FFI_Buffer *buf) {
+  char want[64], got[64];
+  size_t used = 0;
+  want[0] = '\0';
+  for (int32_t c = 0; c < tv->nchoices && used < sizeof want; ++c)
+    used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "", opspec_dtype_name(tv->choices[c]));
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s (type %s), got %s",
+                      role, a->name, want, tv->name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+}
+
+/* The buffer's dtype is not `want`: a fixed dtype (tv NULL), or type variable `tv` as
+ * input `from` bound it. */
+static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_dtype(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,
+                                                     const opspec_array_desc *a, int32_t want_dtype,
+                                                     const opspec_typevar_desc *tv, const char *from,
+                                                     const XLA_FFI_Buffer *buf) {
+  char want[64], got[64];
+  if (tv)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "%s '%s': expected dtype %s (type %s, as input '%s'), got %s", role, a->name,
+                        opspec_dtype_label(want_dtype, want, sizeof want), tv->name, from,
+                        opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s, got %s", role,
+                      a->name, opspec_dtype_label(want_dtype, want, sizeof want),
+                      opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+}
+
+static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_rank(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,
+                                                    const opspec_array_desc *a, bool ellipsis, int64_t fixed,
+                                                    const int64_t *extents, const XLA_FFI_Buffer *buf) {
+  char shape[160], spec[160];
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "%s '%s': expected rank %s%lld (shape %s), got shape %s", role, a->name,
+                      ellipsis ? "at least " : "", (long long)fixed, opspec_desc_label(op, a, extents, spec, sizeof spec),
+                      opspec_dims_label(buf, shape, sizeof shape));
+}
+
+static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_leading_dims(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
+                                                            const char *role, const opspec_array_desc *a,
+                                                            const XLA_FFI_Buffer *buf) {
+  char shape[160];
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'", role,
+                      a->name, opspec_dims_label(buf, shape, sizeof shape));
+}
+
+/* Dim `axis` is `got`, not `want` (which symbol `sym` holds, if not NULL). */
+static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_dim(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const char *role,
+                                                   const opspec_array_desc *a, int64_t axis, const char *sym,
+                                                   int64_t got, int64_t want, const XLA_FFI_Buffer *buf) {
+  char shape[160];
+  opspec_dims_label(buf, shape, sizeof shape);
+  if (sym)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)", role, a->name, (long long)axis, sym,
+                        (long long)got, sym, (long long)want, shape);
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "%s '%s': dim %lld should be %lld, got %lld (shape %s)", role, a->name, (long long)axis,
+                      (long long)want, (long long)got, shape);
+}
+
 /* Checks one buffer against its description: dtype, rank, each dim. Inputs bind what
  * is not bound yet (type variables, symbols, the '...' group) into `b`; outputs only
  * compare, and never write to `b` (pass `is_input` false with a `b` that must stay as
- * it is). This runs on every call: only the error paths format anything. */
-static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
+ * it is). This runs on every call: the errors are formatted out of line, above. */
+static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
                                           const char *role, const opspec_array_desc *a, const XLA_FFI_Buffer *buf,
                                           bool is_input, const int64_t *extents) {
-  char got[64], want[64], shape[160], spec[160];
   if (buf == NULL)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
   int32_t want_dtype = a->dtype;
@@ -157,47 +231,28 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
        * only hand-made tables get here for an output): any choice. */
       for (int32_t c = 0; c < tv->nchoices && want_dtype < 0; ++c)
         if (tv->choices[c] == (int32_t)buf->dtype) want_dtype = tv->choices[c];
-      if (want_dtype < 0) {
-        size_t used = 0;
-        for (int32_t c = 0; c < tv->nchoices && used < sizeof want; ++c)
-          used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "",
-                                   opspec_dtype_name(tv->choices[c]));
-        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                            "%s '%s': expected dtype %s (type %s), got %s", role, a->name, want, tv->name,
-                            opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
-      }
+      if (want_dtype < 0) return opspec_no_dtype_choice(cf, op, role, a, tv, buf);
       if (is_input) {
         b->dtypes[t] = want_dtype;
         b->dtype_from[t] = (int32_t)(a - op->inputs);
       }
     }
     if ((int32_t)buf->dtype != want_dtype && b->dtype_from[t] >= 0)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "%s '%s': expected dtype %s (type %s, as input '%s'), got %s", role, a->name,
-                          opspec_dtype_label(want_dtype, want, sizeof want), tv->name,
-                          op->inputs[b->dtype_from[t]].name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+      return opspec_wrong_dtype(cf, op, role, a, want_dtype, tv, op->inputs[b->dtype_from[t]].name, buf);
   }
-  if ((int32_t)buf->dtype != want_dtype)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s, got %s", role,
-                        a->name, opspec_dtype_label(want_dtype, want, sizeof want),
-                        opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
+  if ((int32_t)buf->dtype != want_dtype) return opspec_wrong_dtype(cf, op, role, a, want_dtype, NULL, NULL, buf);
 
   bool ellipsis = a->ndims > 0 && a->dims[0].kind == OPSPEC_DIM_ELLIPSIS;
   int64_t fixed = ellipsis ? a->ndims - 1 : a->ndims;
   if (buf->rank > OPSPEC_MAX_RANK || (ellipsis ? buf->rank < fixed : buf->rank != fixed))
-    return opspec_error(
-        cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld (shape %s), got shape %s",
-        role, a->name, ellipsis ? "at least " : "", (long long)fixed,
-        opspec_desc_label(op, a, extents, spec, sizeof spec), opspec_dims_label(buf, shape, sizeof shape));
+    return opspec_wrong_rank(cf, op, role, a, ellipsis, fixed, extents, buf);
   int64_t lead = buf->rank - fixed; /* dims matched by '...' */
   if (ellipsis) {
     if (b->ellipsis_rank < 0 && is_input) {
       b->ellipsis_rank = (int32_t)lead;
-      memcpy(b->ellipsis, buf->dims, (size_t)lead * sizeof *buf->dims);
+      for (int64_t d = 0; d < lead; ++d) b->ellipsis[d] = buf->dims[d];
     } else if (b->ellipsis_rank != lead || !opspec_dims_equal(b->ellipsis, buf->dims, lead)) {
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "%s '%s': leading dims ('...') of shape %s differ from those of the first input with '...'",
-                          role, a->name, opspec_dims_label(buf, shape, sizeof shape));
+      return opspec_wrong_leading_dims(cf, op, role, a, buf);
     }
   }
   for (int64_t d = ellipsis ? 1 : 0; d < a->ndims; ++d) {
@@ -228,16 +283,7 @@ static XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op
       default:
         return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op->name, "%s '%s': bad dim description", role, a->name);
     }
-    if (got_extent != want_extent) {
-      opspec_dims_label(buf, shape, sizeof shape);
-      if (sym)
-        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                            "%s '%s': dim %lld (%s) is %lld, but %s = %lld (shape %s)", role, a->name, (long long)axis,
-                            sym, (long long)got_extent, sym, (long long)want_extent, shape);
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "%s '%s': dim %lld should be %lld, got %lld (shape %s)", role, a->name, (long long)axis,
-                          (long long)want_extent, (long long)got_extent, shape);
-    }
+    if (got_extent != want_extent) return opspec_wrong_dim(cf, op, role, a, axis, sym, got_extent, want_extent, buf);
   }
   return NULL;
 }

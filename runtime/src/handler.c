@@ -13,17 +13,19 @@
 
 /* Runs on every call for every buffer: the product in a local (writing it through `a`
  * made the compiler reload it, as `a->shape` might alias XLA's dims), and the rank was
- * checked against OPSPEC_MAX_RANK by opspec_check_buffer. */
+ * checked against OPSPEC_MAX_RANK by opspec_check_buffer. Every dim is set to 1 first,
+ * with a loop of constant trip count (a few vector stores), then the buffer's dims
+ * overwrite the leading ones: filling from `rank` on was a loop per buffer. */
 static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
   const int64_t rank = buf->rank;
   int64_t size = 1;
   a->data = buf->data;
+  for (int d = 0; d < OPSPEC_MAX_RANK; ++d) a->shape[d] = 1;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t extent = buf->dims[d];
     a->shape[d] = extent;
     size *= extent; /* buffers XLA allocated: the product fits */
   }
-  for (int64_t d = rank; d < OPSPEC_MAX_RANK; ++d) a->shape[d] = 1;
   a->size = size;
 }
 
@@ -263,7 +265,7 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
 /* After the kernel (`ran`) or a failure: bfloat16 outputs written back, copies and scratch
  * freed. */
 static void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call *c, bool ran) {
-  opspec_narrow_bfloat16(&c->wide, ran);
+  if (c->wide.n) opspec_narrow_bfloat16(&c->wide, ran); /* a call per call costs, where no array is bfloat16 */
   for (int32_t i = 0; i < c->allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
 }
 
