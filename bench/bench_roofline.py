@@ -469,6 +469,7 @@ def main(argv=None):
     rows = []
     for case in all_cases:
         add_peers(case)
+
         def setting(checks=True, threads=args.threads):
             def setup():
                 opspec.set_checks(checks)

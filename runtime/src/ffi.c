@@ -141,7 +141,7 @@ static bool opspec_dims_equal(const int64_t *a, const int64_t *b, int64_t n) {
  * own buffers, so the check that runs on every call keeps a small frame and no
  * formatting code between its branches. */
 #if defined(__GNUC__) || defined(__clang__)
-#define OPSPEC_COLD __attribute__((cold, noinline))
+#define OPSPEC_COLD   __attribute__((cold, noinline))
 #define OPSPEC_INLINE __attribute__((always_inline)) inline
 #else
 #define OPSPEC_INLINE inline
@@ -156,7 +156,8 @@ static OPSPEC_COLD XLA_FFI_Error *opspec_no_dtype_choice(XLA_FFI_CallFrame *cf, 
   size_t used = 0;
   want[0] = '\0';
   for (int32_t c = 0; c < tv->nchoices && used < sizeof want; ++c)
-    used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "", opspec_dtype_name(tv->choices[c]));
+    used +=
+        (size_t)snprintf(want + used, sizeof want - used, "%s%s", c ? " or " : "", opspec_dtype_name(tv->choices[c]));
   return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected dtype %s (type %s), got %s",
                       role, a->name, want, tv->name, opspec_dtype_label((int32_t)buf->dtype, got, sizeof got));
 }
@@ -182,10 +183,10 @@ static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_rank(XLA_FFI_CallFrame *cf, const
                                                     const opspec_array_desc *a, bool ellipsis, int64_t fixed,
                                                     const int64_t *extents, const XLA_FFI_Buffer *buf) {
   char shape[160], spec[160];
-  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                      "%s '%s': expected rank %s%lld (shape %s), got shape %s", role, a->name,
-                      ellipsis ? "at least " : "", (long long)fixed, opspec_desc_label(op, a, extents, spec, sizeof spec),
-                      opspec_dims_label(buf, shape, sizeof shape));
+  return opspec_error(
+      cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': expected rank %s%lld (shape %s), got shape %s", role,
+      a->name, ellipsis ? "at least " : "", (long long)fixed, opspec_desc_label(op, a, extents, spec, sizeof spec),
+      opspec_dims_label(buf, shape, sizeof shape));
 }
 
 static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_leading_dims(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
@@ -216,9 +217,10 @@ static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_dim(XLA_FFI_CallFrame *cf, const 
  * is not bound yet (type variables, symbols, the '...' group) into `b`; outputs only
  * compare, and never write to `b` (pass `is_input` false with a `b` that must stay as
  * it is). This runs on every call: the errors are formatted out of line, above. */
-static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
-                                          const char *role, const opspec_array_desc *a, const XLA_FFI_Buffer *buf,
-                                          bool is_input, const int64_t *extents) {
+static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
+                                                        opspec_bound *b, const char *role, const opspec_array_desc *a,
+                                                        const XLA_FFI_Buffer *buf, bool is_input,
+                                                        const int64_t *extents) {
   if (buf == NULL)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
   int32_t want_dtype = a->dtype;
