@@ -125,6 +125,10 @@ static og_value *og_ctx_fields(const og_op *op) {
     og_list_push(decls, og_value_str(og_buf_str(&b)));
     og_list_push(notes, og_value_str("attribute"));
   }
+  if (og_op_rejects(op)) {
+    og_list_push(decls, og_value_str("int *opspec_rejected;"));
+    og_list_push(notes, og_value_str("where opspec_reject() reports (in_kernel checks)"));
+  }
   size_t width = 0;
   for (size_t i = 0; i < og_list_len(decls); ++i) {
     size_t len = strlen(og_value_as_str(og_list_at(decls, i)));

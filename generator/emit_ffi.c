@@ -296,19 +296,27 @@ static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
                                "The CUDA launch configuration: grids, blocks, threads, shared memory.");
 }
 
-/* `contents`: each input's `check:`, the first failure reported. */
-static bool og_emit_contents(const og_op *op, og_value *lines) {
+/* The scans of the inputs' `check:`s, the first failure reported: those the handler
+ * runs before the kernel (`contents`), or those marked `in_kernel` (`kernel_checked`),
+ * which it runs only after the kernel called opspec_reject(), for the message. */
+static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   size_t nchecks = 0;
-  for (size_t i = 0; i < op->ninputs; ++i) nchecks += op->inputs[i].check.present;
+  for (size_t i = 0; i < op->ninputs; ++i)
+    nchecks += op->inputs[i].check.present && op->inputs[i].check.in_kernel == in_kernel;
   if (!nchecks) return false;
+  const char *fn = in_kernel ? "kernel_checked" : "contents";
   og_line(lines, "%s", "");
-  og_line(lines, "/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */");
-  og_line(lines, "static XLA_FFI_Error *opspec_%s_contents(XLA_FFI_CallFrame *cf, const void *argp) {", op->name);
+  if (in_kernel)
+    og_line(lines,
+            "/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */");
+  else
+    og_line(lines, "/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */");
+  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, fn);
   og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
   og_line(lines, "  const opspec_value_check checks[] = {");
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
-    if (!a->check.present) continue;
+    if (!a->check.present || a->check.in_kernel != in_kernel) continue;
     const og_expr *bounds[] = {a->check.min, a->check.max};
     og_buf init = {0};
     for (size_t b = 0; b < 2; ++b) {
@@ -329,7 +337,7 @@ static bool og_emit_contents(const og_op *op, og_value *lines) {
   size_t k = 0;
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
-    if (!a->check.present) continue;
+    if (!a->check.present || a->check.in_kernel != in_kernel) continue;
     og_line(lines,
             "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),",
             op->name, a->name, a->name, i);
@@ -428,15 +436,17 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   og_map_set(v, "ffi_tables", tables);
 
   og_value *functions = og_lines();
-  static const char *const fields[] = {"shapes", "launch", "cuda", "contents"};
-  static const char *const fn_names[] = {"shapes", "launch_sizes", "cuda_config", "contents"};
-  bool present[4];
+  static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
+  static const char *const fn_names[] = {"shapes", "launch_sizes", "cuda_config", "contents", "kernel_checked"};
+  bool present[5];
   present[0] = og_emit_shapes(op, functions);
   present[1] = og_emit_launch_sizes(op, functions);
   present[2] = og_emit_cuda_sizes(op, functions);
-  present[3] = og_emit_contents(op, functions);
-  for (size_t f = 0; f < 4; ++f)
+  present[3] = og_emit_check_fn(op, functions, false);
+  present[4] = og_emit_check_fn(op, functions, true);
+  for (size_t f = 0; f < 5; ++f)
     if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
+  if (present[4]) og_line(desc, "    .rejected_at = OPSPEC_AT(opspec_rejected),");
   if (op->launch.n) og_line(desc, "    .launch_ndims = %zu,", op->launch.n);
   if (og_cuda_batch_grid(op)) og_line(desc, "    .cuda_batch_grid = true,");
   og_map_set(v, "ffi_functions", functions);

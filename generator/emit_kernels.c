@@ -170,7 +170,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   }
   og_value *lines = og_lines(), *locals = og_lines();
   size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
-  if (declared || portable)
+  if (declared || portable || og_op_rejects(op)) /* opspec_reject() reads opspec_args */
     og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
   else
     og_line(lines, "  (void)opspec_argp;");
@@ -525,6 +525,7 @@ static void og_emit_cuda(const og_op *op, og_value *v) {
   bool has = op->ncuda > 0 || op->kernel.present;
   og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
   og_map_set(v, "with_cuda", og_when(has));
+  og_map_set(v, "rejects", og_when(og_op_rejects(op)));
   og_map_set(v, "without_cuda", og_when(!has));
   og_value *kernels = og_value_list();
   og_buf fn = {0}, comment = {0};

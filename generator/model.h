@@ -41,6 +41,8 @@ typedef struct og_content_check {
   og_loc loc;
   og_expr *min, *max; /* inclusive bounds, or NULL */
   bool sorted;        /* non-decreasing */
+  bool in_kernel;     /* the CPU body checks as it reads, calling opspec_reject() */
+  og_loc in_kernel_loc;
 } og_content_check;
 
 typedef enum og_array_role { OG_INPUT, OG_OUTPUT, OG_SCRATCH } og_array_role;
@@ -213,6 +215,9 @@ void og_spec_check(const og_op *op, og_diag *d);
 const og_attr *og_op_attr(const og_op *op, const char *name);
 const og_array *og_op_array(const og_op *op, const char *name);
 int og_op_symbol(const og_op *op, const char *name); /* index or -1 */
+/* Whether some input's check is `in_kernel`: the op's args then carry the flag that
+ * opspec_reject() sets. */
+bool og_op_rejects(const og_op *op);
 /* Number of type-variable specializations (product of the choice counts). */
 size_t og_op_nvariants(const og_op *op);
 

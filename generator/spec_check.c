@@ -172,6 +172,47 @@ static void og_check_contents(const og_op *op, const og_array *a, og_diag *d) {
   og_check_expr(op, a->check.max, OG_SCOPE_SHAPE, "check 'max'", d);
 }
 
+/* `in_kernel: true` hands an input's check to the CPU body, which must call
+ * opspec_reject() on a bad value (docs/spec.md): so the body must call it, the input
+ * must stay as it was until the handler scans it after the kernel (no output aliases
+ * it), and a body that calls it needs an input to report on. */
+static bool og_body_calls_reject(const og_body *b) {
+  if (!b->present) return false;
+  og_idents used = {0};
+  og_idents_scan(&used, b->text);
+  bool calls = og_idents_has(&used, "opspec_reject");
+  og_idents_free(&used);
+  return calls;
+}
+
+static void og_check_in_kernel(const og_op *op, og_diag *d) {
+  const og_body *cpu = op->cpu.present ? &op->cpu : &op->kernel;
+  const char *cpu_what = op->cpu.present ? "'cpu'" : "'kernel'";
+  bool any = false;
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    if (!a->check.in_kernel) continue;
+    any = true;
+    if (a->aliased)
+      og_diag_error(d, a->check.in_kernel_loc,
+                    "input '%s' cannot be checked in_kernel: an output aliases it, so the kernel may overwrite it "
+                    "before the handler scans it for the error message",
+                    a->name);
+    if (cpu->present && !og_body_calls_reject(cpu))
+      og_diag_error(d, a->check.in_kernel_loc,
+                    "input '%s' is checked in_kernel, but the %s body never calls opspec_reject(): the handler would "
+                    "no longer scan it, and nothing would",
+                    a->name, cpu_what);
+  }
+  const og_body *bodies[] = {&op->prologue, &op->kernel, &op->cpu};
+  const char *names[] = {"'prologue'", "'kernel'", "'cpu'"};
+  for (size_t b = 0; b < 3 && !any; ++b)
+    if (og_body_calls_reject(bodies[b]))
+      og_diag_error(d, bodies[b]->loc,
+                    "%s calls opspec_reject(), but no input's check says 'in_kernel: true': there is nothing to reject",
+                    names[b]);
+}
+
 static void og_check_bodies(const og_op *op, og_diag *d) {
   if (op->kernel.present && op->launch.n == 0)
     og_diag_error(d, op->kernel.loc, "'kernel' needs 'launch': the extents of the index space it runs over");
@@ -424,12 +465,19 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
   og_check_reduce(op, d);
+  og_check_in_kernel(op, d);
 }
 
 const og_attr *og_op_attr(const og_op *op, const char *name) {
   for (size_t i = 0; i < op->nattrs; ++i)
     if (op->attrs[i].name && strcmp(op->attrs[i].name, name) == 0) return &op->attrs[i];
   return NULL;
+}
+
+bool og_op_rejects(const og_op *op) {
+  for (size_t i = 0; i < op->ninputs; ++i)
+    if (op->inputs[i].check.present && op->inputs[i].check.in_kernel) return true;
+  return false;
 }
 
 const og_array *og_op_array(const og_op *op, const char *name) {

@@ -162,7 +162,16 @@ static void og_load_dim(og_dim *dim, const og_ynode *n, og_array_role role, og_d
   dim->expr = og_load_expr(n, "a shape dim", d);
 }
 
-/* `check: {min: EXPR, max: EXPR, sorted: true}`: what an input's contents must satisfy. */
+/* A `true` / `false` key of a check, or an error; false when absent. */
+static bool og_load_check_flag(const og_ynode *n, const char *what, og_diag *d) {
+  if (!n || !og_want_kind(n, OG_Y_SCALAR, what, d)) return false;
+  if (strcmp(n->text, "true") == 0) return true;
+  if (strcmp(n->text, "false") != 0) og_diag_error(d, n->loc, "%s must be true or false, got '%s'", what, n->text);
+  return false;
+}
+
+/* `check: {min: EXPR, max: EXPR, sorted: true, in_kernel: true}`: what an input's
+ * contents must satisfy, and whether the CPU body checks it itself. */
 static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
   og_keys k;
   a->check.loc = n->loc;
@@ -170,16 +179,14 @@ static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
   const og_ynode *min = og_keys_take(&k, "min");
   const og_ynode *max = og_keys_take(&k, "max");
   const og_ynode *sorted = og_keys_take(&k, "sorted");
+  const og_ynode *in_kernel = og_keys_take(&k, "in_kernel");
   og_keys_finish(&k, d);
   a->check.present = true;
   if (min) a->check.min = og_load_expr(min, "check 'min'", d);
   if (max) a->check.max = og_load_expr(max, "check 'max'", d);
-  if (sorted && og_want_kind(sorted, OG_Y_SCALAR, "check 'sorted'", d)) {
-    if (strcmp(sorted->text, "true") == 0)
-      a->check.sorted = true;
-    else if (strcmp(sorted->text, "false") != 0)
-      og_diag_error(d, sorted->loc, "check 'sorted' must be true or false, got '%s'", sorted->text);
-  }
+  a->check.sorted = og_load_check_flag(sorted, "check 'sorted'", d);
+  a->check.in_kernel = og_load_check_flag(in_kernel, "check 'in_kernel'", d);
+  if (in_kernel) a->check.in_kernel_loc = in_kernel->loc;
   if (!min && !max && !sorted) og_diag_error(d, n->loc, "check needs at least one of min, max, sorted");
 }
 

@@ -19,6 +19,7 @@ typedef struct opspec_csr_matvec_args {
   int64_t nnz;          /* shape symbol */
   int64_t rows_p1;      /* shape symbol */
   int64_t n;            /* shape symbol */
+  int *opspec_rejected; /* where opspec_reject() reports (in_kernel checks) */
 } opspec_csr_matvec_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */

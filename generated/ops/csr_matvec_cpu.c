@@ -7,6 +7,11 @@
 #include "opspec/cpu.h"
 #include "ops/csr_matvec.h"
 
+/* A body's report of a value that breaks an in_kernel check: the handler then fails
+ * the call, naming the first bad position (docs/spec.md). Atomic: threads may report
+ * at once. */
+#define opspec_reject() __atomic_store_n(opspec_args->opspec_rejected, 1, __ATOMIC_RELAXED)
+
 /* csr_matvec on CPU, T = float32. */
 static void opspec_csr_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
@@ -16,6 +21,7 @@ static void opspec_csr_matvec_cpu_float32(const void *opspec_argp, int64_t opspe
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"
   }
@@ -30,6 +36,7 @@ static void opspec_csr_matvec_cpu_float64(const void *opspec_argp, int64_t opspe
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"
   }

@@ -51,14 +51,23 @@ static XLA_FFI_Error *opspec_csr_matvec_launch_sizes(XLA_FFI_CallFrame *cf, cons
 static XLA_FFI_Error *opspec_csr_matvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_matvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
       {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true}, /* indptr */
+  };
+  XLA_FFI_Error *err = NULL;
+  if (!err) err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
+                                     args->indptr.size, &checks[0]);
+  return err;
+}
+
+/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */
+static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, const void *argp) {
+  const opspec_csr_matvec_args *args = argp;
+  const opspec_value_check checks[] = {
+      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
   };
   XLA_FFI_Error *err = NULL;
   if (!err) err = opspec_check_values(cf, "csr_matvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
                                      args->indices.size, &checks[0]);
-  if (!err) err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
-                                     args->indptr.size, &checks[1]);
   return err;
 }
 
@@ -72,6 +81,8 @@ static const opspec_op_desc opspec_csr_matvec_desc = {
     .shapes = opspec_csr_matvec_shapes,
     .launch = opspec_csr_matvec_launch_sizes,
     .contents = opspec_csr_matvec_contents,
+    .kernel_checked = opspec_csr_matvec_kernel_checked,
+    .rejected_at = OPSPEC_AT(opspec_rejected),
     .launch_ndims = 1,
     .cuda_batch_grid = true,
 };

@@ -29,6 +29,11 @@ static void opspec_view(const XLA_FFI_Buffer *buf, opspec_array *a) {
   a->size = size;
 }
 
+/* The args field that opspec_reject() writes through (op->kernel_checked ops only). */
+static int **opspec_rejected_flag(const opspec_op_desc *op, void *args) {
+  return (int **)(void *)((char *)args + op->rejected_at);
+}
+
 XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args, opspec_bound *bound) {
   XLA_FFI_Error *err = opspec_bind_inputs(cf, op, bound);
   if (err) return err;
@@ -56,6 +61,7 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
     for (int d = 0; d < OPSPEC_MAX_RANK; ++d) a->size = opspec_safe_mul(a->size, a->shape[d]);
   }
   if (op->launch && (err = op->launch(cf, args, bound->launch))) return err;
+  if (op->kernel_checked) *opspec_rejected_flag(op, args) = NULL; /* the CPU handler points it at its flag */
   return NULL;
 }
 
@@ -233,6 +239,7 @@ typedef struct opspec_cpu_call {
   opspec_bound bound;
   int32_t allocated; /* scratch buffers */
   opspec_widened wide;
+  int rejected; /* set by a body's opspec_reject() (in_kernel checks) */
 } opspec_cpu_call;
 
 /* Everything before the kernel runs: decoding, content checks, bfloat16 copies, scratch.
@@ -249,6 +256,8 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
       err = op->contents(c->frame, args);
     }
   if (err) return err;
+  c->rejected = 0;
+  if (op->kernel_checked) *opspec_rejected_flag(op, args) = &c->rejected;
   if (opspec_has_bfloat16(op, &c->bound) && (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
     return err;
   if (c->batch.rank) opspec_batch_point(&c->batch, op, args, 0);
@@ -269,6 +278,32 @@ static void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call
   for (int32_t i = 0; i < c->allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
 }
 
+/* After a kernel that called opspec_reject(): the in_kernel checks' scans name the
+ * first bad position, element by element of a batched call. The outputs are not used:
+ * the call fails. With checks off the rejection still fails the call (the body's own
+ * check costs nothing to keep), without the scan. */
+static XLA_FFI_Error *opspec_rejection(const opspec_op_desc *op, void *args, opspec_cpu_call *c) {
+  XLA_FFI_Error *err = NULL;
+  if (!opspec_checks_enabled())
+    return opspec_error(c->frame, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "the kernel rejected a value of an input checked in_kernel (checks are off: "
+                        "opspec.set_checks(True) names the position)");
+  for (int64_t b = 0; b < c->batch.count && !err; ++b) {
+    if (c->batch.rank) opspec_batch_point(&c->batch, op, args, b);
+    err = op->kernel_checked(c->frame, args);
+  }
+  if (err) return err;
+  return opspec_error(c->frame, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "the kernel called opspec_reject(), but every input checked in_kernel meets its check: the "
+                      "body rejects what the spec's check allows");
+}
+
+/* Whether a body rejected a value (the kernel has returned: every thread's store is
+ * visible after the loop's join). */
+static bool opspec_was_rejected(const opspec_op_desc *op, const opspec_cpu_call *c) {
+  return op->kernel_checked && __atomic_load_n(&c->rejected, __ATOMIC_RELAXED);
+}
+
 XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                               opspec_cpu_kernel *const *variants) {
   if (opspec_metadata_query(cf, 0)) return NULL;
@@ -278,6 +313,7 @@ XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, v
     opspec_run_batch(cf, &c.batch, op, args, variants[c.bound.variant]);
   else if (!err)
     variants[c.bound.variant](args);
+  if (!err && opspec_was_rejected(op, &c)) err = opspec_rejection(op, args, &c);
   opspec_cpu_end(op, args, &c, !err);
   return err;
 }
@@ -288,6 +324,7 @@ XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc 
   opspec_cpu_call c;
   XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
   if (!err) opspec_run_launch(cf, op, &c.bound, &c.batch, args, variants[c.bound.variant]);
+  if (!err && opspec_was_rejected(op, &c)) err = opspec_rejection(op, args, &c);
   opspec_cpu_end(op, args, &c, !err);
   return err;
 }

@@ -485,6 +485,43 @@ EXTRA_SPECS = {
         kernel: |
           y[i] = table[idx[i]];
         """,
+    "hard_gather": """\
+        op: hard_gather
+        doc: y = table[idx], idx checked by the kernel as it reads (in_kernel); `strict` makes the
+          body refuse the top `strict` values too, which the spec's check allows.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: table, dtype: T, shape: [m]}
+          - {name: idx, dtype: int32, shape: [count], check: {min: 0, max: m - 1, in_kernel: true}}
+          - {name: starts, dtype: int32, shape: [nstarts], check: {min: 0, sorted: true}}
+        outputs:
+          - {name: y, dtype: T, shape: [count]}
+        attrs:
+          - {name: strict, type: int32, default: 0}
+        launch: [count]
+        kernel: |
+          const int32_t at = idx[i];
+          if (at < 0 || at >= m - strict) {
+            opspec_reject();
+            y[i] = 0;
+          } else {
+            y[i] = table[at];
+          }
+        """,
+    "hard_gather_raw": """\
+        op: hard_gather_raw
+        doc: The same gather as a raw cpu body with its own loop.
+        inputs:
+          - {name: table, dtype: float64, shape: [m]}
+          - {name: idx, dtype: int64, shape: [count], check: {min: 0, max: m - 1, in_kernel: true}}
+        outputs:
+          - {name: y, dtype: float64, shape: [count]}
+        cpu: |
+          for (int64_t i = 0; i < count; ++i) {
+            if (idx[i] < 0 || idx[i] >= m) { opspec_reject(); return; }
+            y[i] = table[idx[i]];
+          }
+        """,
 }
 
 
@@ -531,7 +568,7 @@ def raw(name, outs, *args, **attrs):
 
 def refused(pattern, fn, *args, **kwargs):
     try:
-        fn(*args, **kwargs)
+        jax.block_until_ready(fn(*args, **kwargs))  # a failed call raises when its result is ready
     except Exception as e:
         assert re.search(pattern, str(e)), str(e)
     else:
@@ -699,5 +736,63 @@ def test_value_checks_for_every_integer_dtype(extra_build, rng):
         opspec.set_checks(False)
         idx = rng.integers(0, m, 50).astype(np.int16)
         np.testing.assert_array_equal(ops.hard_lookup(table, idx, np.zeros(2, np.int16), np.zeros(2, np.int16)), table[idx])
+        """,
+    )
+
+
+@pytest.mark.slow
+def test_checks_in_the_kernel(extra_build, rng):
+    """in_kernel checks: the body rejects a bad value as it reads it, and the handler
+    then names the first bad position, as its scan before the kernel would have: one
+    call, batched (positions within the element), in parallel, in a raw `cpu:` body.
+    The other checks still run before the kernel. A body that rejects what the check
+    allows is reported as such; with checks off a rejection still fails the call."""
+    run_extra(
+        extra_build,
+        rng,
+        """\
+        m = int(rng.integers(50, 200))
+        table = rng.standard_normal(m)
+        for n in (int(rng.integers(5, 40)), int(rng.integers(70_000, 90_000))):  # serial; parallel chunks
+            opspec.set_parallel_threshold(1 if n > 1000 else 1 << 18)
+            idx = rng.integers(0, m, n).astype(np.int32)
+            starts = np.sort(rng.integers(0, 9, 4)).astype(np.int32)
+            np.testing.assert_array_equal(ops.hard_gather(table, idx, starts), table[idx])
+            np.testing.assert_array_equal(ops.hard_gather_raw(table, idx.astype(np.int64)), table[idx])
+            for trial in range(3):
+                spots = np.sort(rng.choice(n, 3, replace=False))
+                bad = idx.copy()
+                bad[spots] = [m + int(rng.integers(0, 9)), -1 - int(rng.integers(0, 9)), m]
+                pattern = (rf"opspec hard_gather: input 'idx'\\[{spots[0]}\\] = {bad[spots[0]]} is out of range: "
+                           rf"expected 0 <= value <= m - 1 = {m - 1}(?:\\n|$)")
+                refused(pattern, ops.hard_gather, table, bad, starts)
+                refused(pattern.replace("hard_gather", "hard_gather_raw"), ops.hard_gather_raw, table, bad.astype(np.int64))
+            # the other check still runs before the kernel
+            unsorted = starts.copy()
+            unsorted[1], unsorted[2] = 9, 0
+            refused(r"input 'starts'\\[2\\] = 0 is less than starts\\[1\\] = 9", ops.hard_gather, table, idx, unsorted)
+        opspec.set_parallel_threshold(1 << 18)
+
+        # batched: the position within the element that holds it
+        idx = rng.integers(0, m, (4, 30)).astype(np.int32)
+        np.testing.assert_array_equal(jax.vmap(ops.hard_gather, in_axes=(None, 0, None))(table, idx, starts), table[idx])
+        bad = idx.copy()
+        bad[2, 17] = m
+        refused(rf"input 'idx'\\[17\\] = {m} is out of range", jax.vmap(ops.hard_gather, in_axes=(None, 0, None)),
+                table, bad, starts)
+
+        # a body stricter than its check: rejected, and said so
+        top = idx[0].copy()
+        top[5] = m - 1
+        refused(r"opspec hard_gather: the kernel called opspec_reject\\(\\), but every input checked in_kernel meets "
+                r"its check: the body rejects what the spec's check allows", ops.hard_gather, table, top, starts, strict=1)
+        np.testing.assert_array_equal(ops.hard_gather(table, top, starts, strict=0), table[top])
+
+        # checks off: the kernel still refuses, without the scan for the position
+        opspec.set_checks(False)
+        refused(r"opspec hard_gather: the kernel rejected a value of an input checked in_kernel \\(checks are off: "
+                r"opspec.set_checks\\(True\\) names the position\\)", ops.hard_gather, table, bad[0] * 0 + m, starts)
+        np.testing.assert_array_equal(ops.hard_gather(table, idx[0], starts), table[idx[0]])
+        opspec.set_checks(True)
         """,
     )

@@ -211,7 +211,11 @@ typedef struct opspec_typevar_desc {
  *             scratch buffer's shape, from inputs, symbols and attributes;
  *   launch:   computes the portable launch's extents (which may read any array's size)
  *             into `extents` and checks them;
- *   contents: the inputs' `check:`s (CPU only, while opspec_checks_enabled());
+ *   contents: the inputs' `check:`s (CPU only, while opspec_checks_enabled()), but
+ *             for those marked in_kernel;
+ *   kernel_checked: the in_kernel ones, which the CPU body checks as it reads (calling
+ *             opspec_reject()); the handler scans them only after a rejection, to name
+ *             the first bad position;
  *   cuda:     checks the CUDA launch configuration.
  * Each computes with the opspec_safe_* helpers and returns opspec_check_sizes' verdict.
  * NULL where the spec has nothing to compute. */
@@ -229,7 +233,10 @@ typedef struct opspec_op_desc {
   const opspec_symbol_desc *symbols;
   opspec_shapes_fn *shapes;
   opspec_launch_fn *launch;
-  opspec_args_fn *contents, *cuda;
+  opspec_args_fn *contents, *cuda, *kernel_checked;
+  /* With kernel_checked: where the args struct holds the `int *` that opspec_reject()
+   * sets (NULL on GPU, the call's flag on CPU). */
+  size_t rejected_at;
   int32_t launch_ndims; /* of the portable launch, 1-3; 0 for none */
   /* The op's CUDA launcher runs a natively batched call in one launch: a portable
    * kernel without scratch (the batch along the grid's z, or in each thread's loop for a
