@@ -6,7 +6,8 @@ for CSR, and BrainEvent's numba_kernel (serial and prange) and Warp's jax_kernel
 those are installed (bench/requirements.txt; ./run bench installs numba and brainevent).
 The "donated" rows: element-wise ops that alias their state (exp_decay, exp_trace) at 1e7
 elements, the state donated and fed back each call, against jnp's donated loop: no fresh
-output buffer per call. The last rows: the first call after import, each contender in
+output buffer per call. "exp_trace 1e6" and "exp_trace 1e6 donated": the hoisting target
+of issue 12 (at most 1.1x jnp's time), both ways. The last rows: the first call after import, each contender in
 a fresh process. For CSR,
 "unchecked" is opspec with its content checks off (opspec.set_checks(False)): the index
 scan the spec's `check:` asks for reads indices and indptr once more per call (on the
@@ -183,6 +184,7 @@ class Donated:
 
 
 DONATED_SIZE = 10_000_000
+HOISTING_SIZE = 1_000_000
 
 
 def cases(n, rng):
@@ -278,6 +280,31 @@ def cases(n, rng):
             Donated(ops.exp_trace, big, (spikes_big * 0, zero)),
             (),
             Donated(lambda t, s, ti: t * jnp.exp(-ti[0]) + s, big, (spikes_big * 0, zero)),
+            stateful=True,
+        )
+    )
+    # The hoisting target of issue 12: exp_trace at 1e6, not donated (XLA copies the
+    # aliased trace into the output first) and donated, against jnp the same way.
+    small = jnp.asarray(rng.random(HOISTING_SIZE), jnp.float32)
+    small_spikes = jnp.asarray(rng.random(HOISTING_SIZE) < 0.1, jnp.float32)
+    out.append(
+        Case(
+            "exp_trace 1e6",
+            HOISTING_SIZE,
+            3 * F * HOISTING_SIZE,
+            ops.exp_trace,
+            (small, small_spikes, one(0.05)),
+            lambda t, s, ti: t * jnp.exp(-ti[0]) + s,
+        )
+    )
+    out.append(
+        Case(
+            "exp_trace 1e6 donated",
+            HOISTING_SIZE,
+            3 * F * HOISTING_SIZE,
+            Donated(ops.exp_trace, small, (small_spikes * 0, zero)),
+            (),
+            Donated(lambda t, s, ti: t * jnp.exp(-ti[0]) + s, small, (small_spikes * 0, zero)),
             stateful=True,
         )
     )

@@ -1,13 +1,20 @@
 /* CSR matvec kernel variants on the CPU, in plain C outside XLA, for docs/performance.md
- * (issue 12): the shipped kernel (one accumulator, rows split statically), four
- * accumulators per row, and rows split into nnz-balanced ranges (binary search in
- * indptr) with one or four accumulators; 1 and 2 threads; best of 15 interleaved runs.
- * Matrices: `0` the 5-point 2-D Laplacian on a 1024 x 1024 grid, `1` 524288 rows with 20
- * random columns each. Not part of the wheel:
- *   cc -std=c11 -O2 -fopenmp bench/native/csr_variants.c -o /tmp/csr && /tmp/csr 0 && /tmp/csr 1 */
+ * (issue 12): the shipped kernel before 2026-11-25 (one accumulator, rows split
+ * statically), four accumulators per row, rows split into nnz-balanced ranges (binary
+ * search in indptr) with one or four accumulators, and the shipped kernel now (one
+ * accumulator, each index checked as it is read: `in_kernel`); 1 and 2 threads; best of
+ * 15 interleaved runs. Matrices: `0` the 5-point 2-D Laplacian on a 1024 x 1024 grid, `1`
+ * 524288 rows with 20 random columns each. A second argument `huge` asks for transparent
+ * huge pages on every array (madvise), as NumPy does for large arrays and XLA's buffers
+ * do not. Not part of the wheel:
+ *   cc -std=c11 -O3 -fopenmp bench/native/csr_variants.c -o /tmp/csr && /tmp/csr 0 && /tmp/csr 1 huge
+ * (-O3 as the wheel builds.) */
+#define _DEFAULT_SOURCE /* madvise */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <omp.h>
 typedef float T;
@@ -15,6 +22,33 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+/* `bytes` of memory on 2 MiB boundaries, with huge pages asked for if `huge`, touched. */
+static void *alloc(size_t bytes, int huge) {
+  size_t size = (bytes + (1u << 21) - 1) & ~(size_t)((1u << 21) - 1);
+  void *p = aligned_alloc(1u << 21, size);
+  if (!p) abort();
+#ifdef MADV_HUGEPAGE
+  if (huge) madvise(p, size, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, size);
+  return p;
+}
+static void k_checked(const T *restrict data, const int32_t *restrict indices, const int32_t *restrict indptr,
+                      const T *restrict x, T *restrict y, int64_t rows, int64_t cols, int nt, int *rejected) {
+#pragma omp parallel for num_threads(nt)
+  for (int64_t i = 0; i < rows; ++i) {
+    T acc = 0;
+    for (int32_t p = indptr[i]; p < indptr[i + 1]; ++p) {
+      const int32_t col = indices[p];
+      if (col < 0 || col >= cols) {
+        __atomic_store_n(rejected, 1, __ATOMIC_RELAXED);
+        break;
+      }
+      acc += data[p] * x[col];
+    }
+    y[i] = acc;
+  }
 }
 static void k_old(const T *restrict data, const int32_t *restrict indices, const int32_t *restrict indptr,
                   const T *restrict x, T *restrict y, int64_t rows, int nt) {
@@ -89,17 +123,18 @@ static void scan(const int32_t *v, int64_t n, volatile int *bad) {
   *bad = b;
 }
 int main(int argc, char **argv) {
-  if (argc != 2) return 2;
+  if (argc != 2 && argc != 3) return 2;
   int kind = atoi(argv[1]);  // 0 laplacian g=1024, 1 random 20/row rows=524288
+  int huge = argc == 3 && strcmp(argv[2], "huge") == 0;
   int64_t rows, cols, nnz;
   int32_t *indptr, *indices;
   T *data;
   if (kind == 0) {
     int64_t g = 1024;
     rows = cols = g * g;
-    indptr = malloc((rows + 1) * 4);
-    indices = malloc(rows * 5 * 4);
-    data = malloc(rows * 5 * 4);
+    indptr = alloc((rows + 1) * 4, huge);
+    indices = alloc(rows * 5 * 4, huge);
+    data = alloc(rows * 5 * 4, huge);
     nnz = 0;
     for (int64_t r = 0; r < rows; ++r) {
       indptr[r] = nnz;
@@ -117,9 +152,9 @@ int main(int argc, char **argv) {
   } else {
     rows = cols = 524288;
     nnz = rows * 20;
-    indptr = malloc((rows + 1) * 4);
-    indices = malloc(nnz * 4);
-    data = malloc(nnz * 4);
+    indptr = alloc((rows + 1) * 4, huge);
+    indices = alloc(nnz * 4, huge);
+    data = alloc(nnz * 4, huge);
     srand(1);
     for (int64_t r = 0; r <= rows; ++r) indptr[r] = r * 20;
     for (int64_t p = 0; p < nnz; ++p) {
@@ -127,17 +162,21 @@ int main(int argc, char **argv) {
       data[p] = 1;
     }
   }
-  T *x = malloc(cols * 4), *y = malloc(rows * 4);
+  T *x = alloc(cols * 4, huge), *y = alloc(rows * 4, huge);
   for (int64_t i = 0; i < cols; ++i) x[i] = 1;
   for (int64_t i = 0; i < rows; ++i) y[i] = 0;
   double bytes = 8.0 * nnz + 4.0 * (rows + 1) + 4.0 * cols + 4.0 * rows;
-  const char *names[] = {"old 1acc static", "4acc static", "balanced 1acc", "balanced 4acc"};
+  const char *names[] = {"old 1acc static", "4acc static", "balanced 1acc", "balanced 4acc", "checked 1acc"};
+  int rejected = 0;
+  printf("%s, %s pages\n", kind ? "random" : "laplace", huge ? "huge (madvise)" : "default");
   for (int nt = 1; nt <= 2; ++nt) {
-    double best[4] = {1e9, 1e9, 1e9, 1e9};
+    double best[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
     for (int rep = 0; rep < 15; ++rep)
-      for (int v = 0; v < 4; ++v) {
+      for (int v = 0; v < 5; ++v) {
         double t = now();
-        if (v == 0)
+        if (v == 4)
+          k_checked(data, indices, indptr, x, y, rows, cols, nt, &rejected);
+        else if (v == 0)
           k_old(data, indices, indptr, x, y, rows, nt);
         else if (v == 1)
           k_acc(data, indices, indptr, x, y, rows, nt);
@@ -146,13 +185,13 @@ int main(int argc, char **argv) {
         t = now() - t;
         if (t < best[v]) best[v] = t;
       }
-    for (int v = 0; v < 4; ++v)
+    for (int v = 0; v < 5; ++v)
       printf("%s threads=%d %-18s %7.3f ms %6.1f GB/s\n", kind ? "random" : "laplace", nt, names[v], best[v] * 1e3,
              bytes / best[v] / 1e9);
   }
   volatile int bad;
   double t = now();
   scan(indices, nnz, &bad);
-  printf("index scan alone: %.3f ms\n", (now() - t) * 1e3);
+  printf("index scan alone: %.3f ms%s\n", (now() - t) * 1e3, rejected ? " (a kernel rejected an index)" : "");
   return 0;
 }
