@@ -187,6 +187,26 @@ DONATED_SIZE = 10_000_000
 HOISTING_SIZE = 1_000_000
 
 
+def trace_ref(t, s, ti):
+    """exp_trace in jnp."""
+    return t * jnp.exp(-ti[0]) + s
+
+
+def donated_trace(name, state, spikes, tau_inv):
+    """exp_trace with its trace donated and fed back, against jnp the same way."""
+    size = state.shape[0]
+    rest = (spikes, tau_inv)
+    return Case(
+        name,
+        size,
+        3 * F * size,
+        Donated(ops.exp_trace, state, rest),
+        (),
+        Donated(trace_ref, state, rest),
+        stateful=True,
+    )
+
+
 def cases(n, rng):
     f32 = lambda *s: jnp.asarray(rng.uniform(-3, 3, s), jnp.float32)  # noqa: E731
     one = lambda v: jnp.array([v], jnp.float32)  # noqa: E731
@@ -228,16 +248,7 @@ def cases(n, rng):
     )
     trace = jnp.asarray(rng.random(n), jnp.float32)
     spikes = jnp.asarray(rng.random(n) < 0.1, jnp.float32)
-    out.append(
-        Case(
-            "exp_trace",
-            n,
-            3 * F * n,
-            ops.exp_trace,
-            (trace, spikes, one(0.05)),
-            lambda t, s, ti: t * jnp.exp(-ti[0]) + s,
-        )
-    )
+    out.append(Case("exp_trace", n, 3 * F * n, ops.exp_trace, (trace, spikes, one(0.05)), trace_ref))
     V = jnp.asarray(rng.uniform(-75, -50, n), jnp.float32)
     current = jnp.asarray(rng.uniform(0, 5, n), jnp.float32)
 
@@ -272,17 +283,7 @@ def cases(n, rng):
             stateful=True,
         )
     )
-    out.append(
-        Case(
-            "exp_trace donated",
-            DONATED_SIZE,
-            3 * F * DONATED_SIZE,
-            Donated(ops.exp_trace, big, (spikes_big * 0, zero)),
-            (),
-            Donated(lambda t, s, ti: t * jnp.exp(-ti[0]) + s, big, (spikes_big * 0, zero)),
-            stateful=True,
-        )
-    )
+    out.append(donated_trace("exp_trace donated", big, spikes_big * 0, zero))
     # The hoisting target of issue 12: exp_trace at 1e6, not donated (XLA copies the
     # aliased trace into the output first) and donated, against jnp the same way.
     small = jnp.asarray(rng.random(HOISTING_SIZE), jnp.float32)
@@ -294,20 +295,10 @@ def cases(n, rng):
             3 * F * HOISTING_SIZE,
             ops.exp_trace,
             (small, small_spikes, one(0.05)),
-            lambda t, s, ti: t * jnp.exp(-ti[0]) + s,
+            trace_ref,
         )
     )
-    out.append(
-        Case(
-            "exp_trace 1e6 donated",
-            HOISTING_SIZE,
-            3 * F * HOISTING_SIZE,
-            Donated(ops.exp_trace, small, (small_spikes * 0, zero)),
-            (),
-            Donated(lambda t, s, ti: t * jnp.exp(-ti[0]) + s, small, (small_spikes * 0, zero)),
-            stateful=True,
-        )
-    )
+    out.append(donated_trace("exp_trace 1e6 donated", small, small_spikes * 0, zero))
     g = int(round(np.sqrt(n / 4)))
     for label, m in (
         (f"csr_matvec laplacian {g}x{g}", laplacian_2d(g)),
