@@ -274,7 +274,7 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
 /* After the kernel (`ran`) or a failure: bfloat16 outputs written back, copies and scratch
  * freed. */
 static void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call *c, bool ran) {
-  if (c->wide.n) opspec_narrow_bfloat16(&c->wide, ran); /* a call per call costs, where no array is bfloat16 */
+  if (c->wide.n) opspec_narrow_bfloat16(&c->wide, ran); /* only where a call has bfloat16 arrays: no call per call */
   for (int32_t i = 0; i < c->allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
 }
 
