@@ -204,13 +204,15 @@ static void og_check_in_kernel(const og_op *op, og_diag *d) {
                     "no longer scan it, and nothing would",
                     a->name, cpu_what);
   }
+  if (any) return;
   const og_body *bodies[] = {&op->prologue, &op->kernel, &op->cpu};
   const char *names[] = {"'prologue'", "'kernel'", "'cpu'"};
-  for (size_t b = 0; b < 3 && !any; ++b)
-    if (og_body_calls_reject(bodies[b]))
-      og_diag_error(d, bodies[b]->loc,
-                    "%s calls opspec_reject(), but no input's check says 'in_kernel: true': there is nothing to reject",
-                    names[b]);
+  const char *why = "calls opspec_reject(), but no input's check says 'in_kernel: true': there is nothing to reject";
+  for (size_t b = 0; b < 3; ++b)
+    if (og_body_calls_reject(bodies[b])) og_diag_error(d, bodies[b]->loc, "%s %s", names[b], why);
+  for (size_t k = 0; k < op->ncuda; ++k) /* the macro is defined only where an input is in_kernel */
+    if (og_body_calls_reject(&op->cuda[k].body))
+      og_diag_error(d, op->cuda[k].body.loc, "cuda kernel '%s' %s", op->cuda[k].name ? op->cuda[k].name : "?", why);
 }
 
 static void og_check_bodies(const og_op *op, og_diag *d) {
