@@ -299,10 +299,13 @@ static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
 /* The scans of the inputs' `check:`s, the first failure reported: those the handler
  * runs before the kernel (`contents`), or those marked `in_kernel` (`kernel_checked`),
  * which it runs only after the kernel called opspec_reject(), for the message. */
+static bool og_checked_by(const og_array *a, bool in_kernel) {
+  return a->check.present && a->check.in_kernel == in_kernel;
+}
+
 static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   size_t nchecks = 0;
-  for (size_t i = 0; i < op->ninputs; ++i)
-    nchecks += op->inputs[i].check.present && op->inputs[i].check.in_kernel == in_kernel;
+  for (size_t i = 0; i < op->ninputs; ++i) nchecks += og_checked_by(&op->inputs[i], in_kernel);
   if (!nchecks) return false;
   const char *fn = in_kernel ? "kernel_checked" : "contents";
   og_line(lines, "%s", "");
@@ -316,7 +319,7 @@ static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   og_line(lines, "  const opspec_value_check checks[] = {");
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
-    if (!a->check.present || a->check.in_kernel != in_kernel) continue;
+    if (!og_checked_by(a, in_kernel)) continue;
     const og_expr *bounds[] = {a->check.min, a->check.max};
     og_buf init = {0};
     for (size_t b = 0; b < 2; ++b) {
@@ -337,7 +340,7 @@ static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   size_t k = 0;
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
-    if (!a->check.present || a->check.in_kernel != in_kernel) continue;
+    if (!og_checked_by(a, in_kernel)) continue;
     og_line(lines,
             "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),",
             op->name, a->name, a->name, i);

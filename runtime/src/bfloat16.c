@@ -4,20 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-float opspec_bfloat16_to_float(uint16_t bits) {
-  uint32_t u = (uint32_t)bits << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-uint16_t opspec_float_to_bfloat16(float value) {
-  uint32_t u;
-  memcpy(&u, &value, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(u >> 16 | 0x40); /* a NaN stays a quiet NaN */
-  return (uint16_t)((u + 0x7fffu + (u >> 16 & 1)) >> 16);                 /* to nearest, ties to even */
-}
-
 bool opspec_has_bfloat16(const opspec_op_desc *op, const opspec_bound *bound) {
   for (int32_t t = 0; t < op->ntypes; ++t)
     if (bound->dtypes[t] == OPSPEC_DT_bfloat16) return true;

@@ -37,8 +37,7 @@ XLA_FFI_Error *opspec_widen_bfloat16(XLA_FFI_CallFrame *cf, const opspec_op_desc
  * the copies. */
 void opspec_narrow_bfloat16(opspec_widened *w, bool kernel_ran);
 
-/* One value each way. */
-float opspec_bfloat16_to_float(uint16_t bits);
-uint16_t opspec_float_to_bfloat16(float value);
+/* One value each way: opspec_bfloat16_to_float and opspec_float_to_bfloat16, in
+ * opspec/dtypes.h. */
 
 #endif /* OPSPEC_BFLOAT16_H */

@@ -40,8 +40,27 @@ typedef struct opspec_float16 {
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 typedef __nv_bfloat16 opspec_bfloat16;
-#elif defined(__cplusplus)
-#include <cstring>
+#else
+#include <string.h>
+
+/* The two conversions, once for the CPU handler (runtime/src/bfloat16.c) and the CUDA
+ * simulator's class below: widening is exact; narrowing rounds to nearest, ties to
+ * even, and keeps a NaN a quiet NaN. */
+static inline float opspec_bfloat16_to_float(uint16_t bits) {
+  uint32_t u = (uint32_t)bits << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline uint16_t opspec_float_to_bfloat16(float value) {
+  uint32_t u;
+  memcpy(&u, &value, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(u >> 16 | 0x40);
+  return (uint16_t)((u + 0x7fffu + (u >> 16 & 1)) >> 16);
+}
+
+#if defined(__cplusplus)
 #include <type_traits>
 /* The CUDA simulator's bfloat16 (host C++): every operation converts to float, as
  * __nv_bfloat16's do on GPUs without bfloat16 arithmetic, and rounds on the way back. */
@@ -49,24 +68,14 @@ struct opspec_bfloat16 {
   uint16_t bits;
   opspec_bfloat16() = default;
   template <typename U, typename = typename std::enable_if<std::is_arithmetic<U>::value>::type>
-  opspec_bfloat16(U value) : bits(from_float((float)value)) {}
-  operator float() const {
-    uint32_t u = (uint32_t)bits << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-  }
-  static uint16_t from_float(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(u >> 16 | 0x40); /* NaN stays a quiet NaN */
-    return (uint16_t)((u + 0x7fffu + (u >> 16 & 1)) >> 16);
-  }
+  opspec_bfloat16(U value) : bits(opspec_float_to_bfloat16((float)value)) {}
+  operator float() const { return opspec_bfloat16_to_float(bits); }
 };
 #else
 typedef struct opspec_bfloat16 {
   uint16_t bits;
 } opspec_bfloat16;
+#endif
 #endif
 
 /* A table, aligned by hand. */
