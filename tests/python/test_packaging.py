@@ -56,6 +56,8 @@ def test_installed_metadata():
     assert dist.version == opspec.__version__
     assert dist.metadata["License-Expression"] == "Apache-2.0"
     assert any("jax>=0.5" in r.replace(" ", "") for r in dist.requires)
+    # jax.export's serialize() needs it: installed with opspec, no extra (issue 20).
+    assert "flatbuffers" in [r.split(";")[0].strip() for r in dist.requires]
     assert any(p.name == "LICENSE" for p in dist.files)
     prefixes = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="cmake.prefix")}
     assert prefixes.get("opspec") == "opspec_cmake"
