@@ -225,4 +225,4 @@ def test_ranges_agree_across_the_project():
     pins = [r for r in project["build-system"]["requires"] if r.startswith(("jax==", "jaxlib=="))]
     requirements = (ROOT / "requirements.txt").read_text().split()
     assert pins and all(p in requirements for p in pins)
-    assert pins[0].split("==")[1] == _runtime.TESTED[-1]
+    assert pins[0].split("==")[1] in _runtime.TESTED  # the pin: ./run test runs the suite under it

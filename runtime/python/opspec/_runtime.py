@@ -294,7 +294,7 @@ def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
 # include_dir) appeared, and jaxlib 0.5 ships FFI API 0.1, the version the handlers declare.
 # Keep in sync with `dependencies` in pyproject.toml; CI runs the tests under each TESTED.
 JAX_MIN = (0, 5)
-TESTED = ("0.5.3", "0.8.3", "0.10.2")
+TESTED = ("0.5.3", "0.8.3", "0.10.2", "0.12.0.1")
 SUPPORTED = f"jax and jaxlib >= {JAX_MIN[0]}.{JAX_MIN[1]} (tested: {', '.join(TESTED)})"
 
 # The API of this module that generated ops.py files and package __init__.py files call;
