@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 
 import jax
@@ -58,6 +59,11 @@ def test_installed_metadata():
     assert any("jax>=0.5" in r.replace(" ", "") for r in dist.requires)
     # jax.export's serialize() needs it: installed with opspec, no extra (issue 20).
     assert "flatbuffers" in [r.split(";")[0].strip() for r in dist.requires]
+    # One wheel for every CPython from 3.11 (limited API); a free-threaded build has its own.
+    if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        tags = [line.split(": ")[1] for line in dist.read_text("WHEEL").splitlines() if line.startswith("Tag: ")]
+        assert tags and all(t.startswith("cp311-abi3-") for t in tags), tags
+        assert any(p.name.startswith("_opspec.abi3.") for p in dist.files), "the extension is not named for abi3"
     assert any(p.name == "LICENSE" for p in dist.files)
     prefixes = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="cmake.prefix")}
     assert prefixes.get("opspec") == "opspec_cmake"
