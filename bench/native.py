@@ -25,7 +25,8 @@ def build(source: str, flags: tuple = (), extra: tuple = ()) -> ctypes.CDLL:
     """Compiles bench/native/<source> (with `extra` sources, paths relative to the
     repository) into a shared library, cached by contents and flags, and loads it."""
     paths = [os.path.join(HERE, "native", source), *(os.path.join(ROOT, e) for e in extra)]
-    digest = hashlib.sha256(repr(flags).encode())
+    # The jaxlib header's folder too: another jaxlib may name the FFI API differently.
+    digest = hashlib.sha256(repr((flags, _jaxlib_include())).encode())
     for p in paths:
         with open(p, "rb") as f:
             digest.update(f.read())
@@ -44,6 +45,8 @@ def build(source: str, flags: tuple = (), extra: tuple = ()) -> ctypes.CDLL:
             "-shared",
             "-I",
             _jaxlib_include(),
+            "-I",  # opspec/ffi_compat.h
+            os.path.join(ROOT, "runtime", "include"),
             *flags,
             *paths,
             "-o",

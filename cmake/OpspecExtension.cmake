@@ -221,8 +221,20 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
 
   # ---- the extension module <package>._opspec --------------------------------------
   set(target ${package}_opspec)
-  Python3_add_library(${target} MODULE WITH_SOABI
+  set(ext_sources
     ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/contents.c ${rt}/bfloat16.c ${build_info} ${c_sources})
+  if(SKBUILD_SABI_VERSION MATCHES "^3\\.([0-9]+)$")
+    # scikit-build-core's wheel.py-api = "cp3N" on a CPython with a GIL (it leaves
+    # SKBUILD_SABI_VERSION empty on a free-threaded one): module.c compiles against the
+    # limited API of 3.N and the extension takes the stable ABI's name, so the abi3 wheel
+    # loads on every CPython from 3.N.
+    math(EXPR _opspec_limited_api "0x03000000 + ${CMAKE_MATCH_1} * 0x10000" OUTPUT_FORMAT HEXADECIMAL)
+    Python3_add_library(${target} MODULE ${ext_sources})
+    target_compile_definitions(${target} PRIVATE Py_LIMITED_API=${_opspec_limited_api})
+    set_target_properties(${target} PROPERTIES SUFFIX ".abi3${CMAKE_SHARED_MODULE_SUFFIX}")
+  else()
+    Python3_add_library(${target} MODULE WITH_SOABI ${ext_sources})
+  endif()
   target_include_directories(${target} PRIVATE ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir} ${OPSPEC_XLA_INCLUDE_DIR})
   # OPSPEC_SANITIZE_FLAGS: opspec's own ASan + UBSan build (./run sanitize); empty otherwise.
   # -fno-math-errno: math functions need not set errno, which no kernel and nothing

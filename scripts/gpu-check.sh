@@ -1,40 +1,112 @@
 #!/usr/bin/env bash
-# Builds the CUDA extension on a GPU machine and runs the GPU tests, the GPU benchmark
-# and compute-sanitizer. Uses the machine's own python3 with JAX (its jaxlib headers)
-# and the committed generated/ (no libyaml needed there).
+# Builds opspec with its CUDA part on a GPU machine and runs, in one command, the GPU
+# tests, the CPU tests on the same build, the GPU benchmark and compute-sanitizer.
 #
-#   bash scripts/gpu-check.sh [OUT_DIR]
+#   bash scripts/gpu-check.sh [OUT_DIR]               # OUT_DIR: default $OUT, else /tmp/opspec-gpu
+#   bash scripts/gpu-check.sh --build-only [OUT_DIR]  # steps 1-2 only: no GPU needed
+#
+# Made for a GPU machine as the device tool lends one: its own python3 with jax, jaxlib
+# and the CUDA plugin preinstalled (seen: Python 3.12, jax 0.11.2, jax-cuda13-plugin,
+# pytest, scipy, flatbuffers), nvcc, cmake, and no network. Nothing is downloaded here
+# (PIP_NO_INDEX). What such a machine lacks travels with the working tree in .gpu/,
+# which scripts/gpu-stage.sh fills on a machine with network (.gpu/ is git-ignored: name
+# it in the device tool's carry, [".gpu"]):
+#   .gpu/yaml/    Debian's libyaml-dev and libyaml-0-2, unpacked: with it, opspec-gen is
+#                 built and regenerates generated/ as on any machine; without it (and no
+#                 system yaml.h), the build uses the committed generated/ and the tests
+#                 that run opspec-gen are left out;
+#   .gpu/wheels/  wheels of Python packages python3 lacks, installed offline first.
+# PYTHON= picks another Python; CUDA_ARCH= another GPU generation (default 90, Hopper).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD_ONLY=0
+if [ "${1:-}" = "--build-only" ]; then
+  BUILD_ONLY=1
+  shift
+fi
 OUT=${1:-${OUT:-/tmp/opspec-gpu}}
 mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-export PYTHONUNBUFFERED=1
+PY=$(command -v "${PYTHON:-python3}")
+export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 echo "== machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-$PY -c "import jax, jaxlib; print('jax', jax.__version__, jax.devices())"
+if [ "$BUILD_ONLY" = 0 ]; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+fi
+"$PY" -c "import sys, jax, jaxlib; print('Python', sys.version.split()[0], '| jax', jax.__version__, '| jaxlib', jaxlib.__version__, '|', jax.devices())"
 nvcc --version | tail -1
+cmake --version | head -1
+
+if compgen -G ".gpu/wheels/*.whl" > /dev/null; then
+  echo "== wheels from .gpu/wheels (offline)"
+  "$PY" -m pip install --quiet --no-index --no-deps .gpu/wheels/*.whl || exit 1
+fi
+missing=$("$PY" -c "
+import importlib.util
+print(' '.join(m for m in ('jax', 'jaxlib', 'numpy', 'scipy', 'pytest') if importlib.util.find_spec(m) is None))")
+if [ -n "$missing" ]; then
+  echo "$PY lacks: $missing (stage wheels: bash scripts/gpu-stage.sh $missing)" >&2
+  exit 1
+fi
+
+# libyaml for opspec-gen: the staged copy, else the system's, else the committed generated/.
+yaml_flags=(-DOPSPEC_REGENERATE=ON)
+staged_h=.gpu/yaml/usr/include/yaml.h
+staged_lib=$(ls .gpu/yaml/usr/lib/*/libyaml.a 2> /dev/null | head -1)
+if [ -f "$staged_h" ] && [ -n "$staged_lib" ]; then
+  # The static library: opspec-gen then needs no libyaml at run time either.
+  yaml_flags+=(-DOPSPEC_YAML_INCLUDE_DIR="$ROOT/.gpu/yaml/usr/include" -DOPSPEC_YAML_LIBRARY="$ROOT/$staged_lib")
+  echo "libyaml: staged in .gpu/yaml (static: $staged_lib)"
+elif [ -f /usr/include/yaml.h ]; then
+  echo "libyaml: the system's"
+else
+  yaml_flags=(-DOPSPEC_REGENERATE=OFF)
+  echo "libyaml: none (no .gpu/yaml, no /usr/include/yaml.h): building from the committed generated/"
+fi
 
 echo "== build"
-cmake -S . -B build-gpu -DPython3_EXECUTABLE="$(command -v $PY)" -DOPSPEC_REGENERATE=OFF -DOPSPEC_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_TESTING=OFF > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -40; tail -20 "$OUT/build.log"; exit 1; }
-echo "built"
+start=$SECONDS
+cmake -S . -B build-gpu -DPython3_EXECUTABLE="$PY" "${yaml_flags[@]}" -DOPSPEC_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DBUILD_TESTING=OFF > "$OUT/configure.log" 2>&1 ||
+  {
+    tail -40 "$OUT/configure.log"
+    exit 1
+  }
+cmake --build build-gpu -j "$(nproc)" > "$OUT/build.log" 2>&1 ||
+  {
+    grep -E "error" "$OUT/build.log" | head -40
+    tail -20 "$OUT/build.log"
+    exit 1
+  }
+PYTHONPATH=build-gpu/python "$PY" -c "
+import opspec
+info = opspec.build_info()
+assert info['cuda'], 'built without its CUDA part'
+print('built in $((SECONDS - start)) s:', info)" || exit 1
+export PYTHONPATH=build-gpu/python
+deselect="slow"
+if [ -x build-gpu/generator/opspec-gen ]; then
+  export OPSPEC_GEN=$ROOT/build-gpu/generator/opspec-gen
+else
+  deselect="slow and not generator and not golden"
+fi
+[ "$BUILD_ONLY" = 1 ] && exit 0
 
 echo "== GPU tests"
-PYTHONPATH=build-gpu/python $PY -m pytest -q -p no:cacheprovider -m gpu tests/python 2>&1 | tee "$OUT/pytest-gpu.log" | tail -25
+"$PY" -m pytest -q -p no:cacheprovider -m gpu tests/python 2>&1 | tee "$OUT/pytest-gpu.log" | tail -25
 
 echo "== CPU tests on the same build (JAX_PLATFORMS=cpu)"
-JAX_PLATFORMS=cpu PYTHONPATH=build-gpu/python $PY -m pytest -q -p no:cacheprovider tests/python -k "not slow and not generator" 2>&1 | tail -3
+JAX_PLATFORMS=cpu "$PY" -m pytest -q -p no:cacheprovider tests/python -k "not $deselect" 2>&1 |
+  tee "$OUT/pytest-cpu.log" | tail -3
 
 if [ -f bench/bench_gpu.py ]; then
   echo "== GPU benchmark"
-  PYTHONPATH=build-gpu/python $PY bench/bench_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu.log" | tail -30
+  "$PY" bench/bench_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu.log" | tail -30
 fi
 
 echo "== compute-sanitizer memcheck"
-PYTHONPATH=build-gpu/python XLA_PYTHON_CLIENT_PREALLOCATE=false compute-sanitizer --tool memcheck --leak-check no \
-  --error-exitcode 99 $PY -m pytest -q -p no:cacheprovider -m gpu tests/python -x > "$OUT/memcheck.log" 2>&1
+XLA_PYTHON_CLIENT_PREALLOCATE=false compute-sanitizer --tool memcheck --leak-check no \
+  --error-exitcode 99 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/python -x > "$OUT/memcheck.log" 2>&1
 echo "compute-sanitizer exit $?"
 grep -E "ERROR SUMMARY|passed|failed" "$OUT/memcheck.log" | tail -5

@@ -4,10 +4,10 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "xla/ffi/api/c_api.h"
+#include "opspec/ffi_compat.h" /* xla/ffi/api/c_api.h under one set of names */
 
 XLA_FFI_Error *bare_add_f32(XLA_FFI_CallFrame *cf) {
-  for (XLA_FFI_Extension_Base *ext = cf->extension_start; ext; ext = ext->next) {
+  for (opspec_ffi_extension *ext = cf->extension_start; ext; ext = ext->next) {
     if (ext->type != XLA_FFI_Extension_Metadata) continue;
     XLA_FFI_Metadata *md = ((XLA_FFI_Metadata_Extension *)ext)->metadata;
     md->api_version.major_version = XLA_FFI_API_MAJOR;

@@ -66,11 +66,11 @@ void opspec_drop_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err) {
 
 XLA_FFI_Error *opspec_reword_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err, XLA_FFI_Error_Code code, const char *op,
                                    const char *what) {
-  XLA_FFI_Error_GetMessage_Args args;
+  opspec_ffi_error_message_args args;
   memset(&args, 0, sizeof args);
-  args.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+  args.struct_size = OPSPEC_FFI_ERROR_MESSAGE_ARGS_SIZE;
   args.error = err;
-  cf->api->XLA_FFI_Error_GetMessage(&args);
+  cf->api->OPSPEC_FFI_ERROR_MESSAGE(&args);
   /* The message belongs to `err`: format ours before destroying it. */
   XLA_FFI_Error *ours = opspec_error(cf, code, op, "%s: %s", what, args.message ? args.message : "(no message)");
   opspec_drop_error(cf, err);
@@ -78,7 +78,7 @@ XLA_FFI_Error *opspec_reword_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error *err, XL
 }
 
 bool opspec_metadata_query(XLA_FFI_CallFrame *cf, XLA_FFI_Handler_Traits traits) {
-  for (XLA_FFI_Extension_Base *ext = cf->extension_start; ext; ext = ext->next) {
+  for (opspec_ffi_extension *ext = cf->extension_start; ext; ext = ext->next) {
     if (ext->type != XLA_FFI_Extension_Metadata) continue;
     XLA_FFI_Metadata *md = ((XLA_FFI_Metadata_Extension *)ext)->metadata;
     /* The version the handlers need, not the header's: see OPSPEC_FFI_API_MINOR. */

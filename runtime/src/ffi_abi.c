@@ -29,9 +29,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "opspec supports 64-b
   _Static_assert((size) >= (expected), #size " is smaller than its FFI API 0.1 size " #expected)
 
 /* Every struct starts with struct_size and extension_start. */
-OPSPEC_ABI_AT(XLA_FFI_Extension_Base, struct_size, 0);
-OPSPEC_ABI_AT(XLA_FFI_Extension_Base, type, 8);
-OPSPEC_ABI_AT(XLA_FFI_Extension_Base, next, 16);
+OPSPEC_ABI_AT(opspec_ffi_extension, struct_size, 0);
+OPSPEC_ABI_AT(opspec_ffi_extension, type, 8);
+OPSPEC_ABI_AT(opspec_ffi_extension, next, 16);
 OPSPEC_ABI_IS(XLA_FFI_Extension_Metadata, 1);
 
 /* The metadata query (opspec_metadata_query). */
@@ -95,7 +95,7 @@ OPSPEC_ABI_IS(XLA_FFI_DataType_F64, OPSPEC_DT_float64);
 OPSPEC_ABI_AT(XLA_FFI_Api, struct_size, 0);
 OPSPEC_ABI_AT(XLA_FFI_Api, api_version, 16);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_Create, 48);
-OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_GetMessage, 56);
+OPSPEC_ABI_AT(XLA_FFI_Api, OPSPEC_FFI_ERROR_MESSAGE, 56); /* GetMessage, GetDetails from 0.4 */
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Error_Destroy, 64);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_Stream_Get, 80);
 OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_DeviceMemory_Allocate, 120);
@@ -105,9 +105,9 @@ OPSPEC_ABI_AT(XLA_FFI_Api, XLA_FFI_DeviceMemory_Free, 128);
 OPSPEC_ABI_AT(XLA_FFI_Error_Create_Args, message, 16);
 OPSPEC_ABI_AT(XLA_FFI_Error_Create_Args, errc, 24);
 OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_Create_Args_STRUCT_SIZE, 28);
-OPSPEC_ABI_AT(XLA_FFI_Error_GetMessage_Args, error, 16);
-OPSPEC_ABI_AT(XLA_FFI_Error_GetMessage_Args, message, 24);
-OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, 32);
+OPSPEC_ABI_AT(opspec_ffi_error_message_args, error, 16);
+OPSPEC_ABI_AT(opspec_ffi_error_message_args, message, 24);
+OPSPEC_ABI_SIZE_AT_LEAST(OPSPEC_FFI_ERROR_MESSAGE_ARGS_SIZE, 32);
 OPSPEC_ABI_AT(XLA_FFI_Error_Destroy_Args, error, 16);
 OPSPEC_ABI_SIZE_AT_LEAST(XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, 24);
 OPSPEC_ABI_IS(XLA_FFI_Error_Code_INVALID_ARGUMENT, 3);

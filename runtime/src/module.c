@@ -5,6 +5,11 @@
  * built with opspec, the shipped one and users' own, compiles its own copy of this file
  * as <package>._opspec; the table it serves and the package's name come from the
  * generated registry.c.
+ *
+ * It uses only the limited C API of Python 3.11, so a build made with Py_LIMITED_API
+ * (OpspecExtension.cmake defines it when scikit-build-core's wheel.py-api asks for abi3,
+ * as opspec's own pyproject.toml does) runs on every CPython from 3.11 (one cp311-abi3
+ * wheel). Nothing here is on the call path: XLA calls the handlers directly.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -45,7 +50,10 @@ static PyObject *opspec_py_handlers(PyObject *self, PyObject *unused) {
       Py_DECREF(list);
       return NULL;
     }
-    PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    if (PyList_SetItem(list, (Py_ssize_t)i, item) < 0) { /* it took `item` either way */
+      Py_DECREF(list);
+      return NULL;
+    }
   }
   return list;
 }
@@ -110,10 +118,7 @@ static PyObject *opspec_py_cuda_sim_take_launches(PyObject *self, PyObject *unus
     PyObject *item = Py_BuildValue("{s:i,s:i,s:(III),s:(III),s:K}", "device", r->device, "code", r->code, "grid",
                                    r->grid[0], r->grid[1], r->grid[2], "block", r->block[0], r->block[1], r->block[2],
                                    "shared_mem", (unsigned long long)r->shared_mem);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    if (!item || PyList_SetItem(list, (Py_ssize_t)i, item) < 0) Py_CLEAR(list);
   }
   PyMem_Free(records);
   return list;
@@ -264,16 +269,31 @@ static PyMethodDef opspec_py_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Free-threaded Python (3.13t, 3.14t) keeps the GIL enabled for a module that does not say
+ * it can do without. This one can: it keeps no Python state, and the native state its
+ * functions read and set (thread cap, threshold, pool, checks switch, the simulator's
+ * device count and launch log) is atomic or locked already, because XLA's threads run the
+ * handlers that read it without the GIL on every Python. Py_mod_gil exists from 3.13 on
+ * (and in the limited API from 3.13), hence the guard; an abi3 build for 3.11 lacks it and
+ * cannot load on a free-threaded Python anyway. */
+static PyModuleDef_Slot opspec_py_slots[] = {
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
 static struct PyModuleDef opspec_py_module = {
     PyModuleDef_HEAD_INIT,
     "_opspec",
     "Native handlers of an opspec package.",
-    -1,
+    0,
     opspec_py_methods,
-    NULL,
+    opspec_py_slots,
     NULL,
     NULL,
     NULL,
 };
 
-PyMODINIT_FUNC PyInit__opspec(void) { return PyModule_Create(&opspec_py_module); }
+/* Multi-phase initialisation: the form that carries slots (Py_mod_gil). */
+PyMODINIT_FUNC PyInit__opspec(void) { return PyModuleDef_Init(&opspec_py_module); }

@@ -9,7 +9,7 @@
  * computes every size with the checked helpers below before using it, and checks
  * input contents where the spec asks (opspec_check_values).
  *
- * Pure C against xla/ffi/api/c_api.h.
+ * Pure C against xla/ffi/api/c_api.h, through opspec/ffi_compat.h.
  */
 #ifndef OPSPEC_FFI_H
 #define OPSPEC_FFI_H
@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #include "opspec/dtypes.h"
+#include "opspec/ffi_compat.h" /* xla/ffi/api/c_api.h, whatever its FFI API version */
 #include "opspec/limits.h"
-#include "xla/ffi/api/c_api.h"
 
 #ifdef __cplusplus
 extern "C" {

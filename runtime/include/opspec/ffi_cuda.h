@@ -55,7 +55,7 @@ const char *opspec_cudart_error_string(int code);
  * to hold it, so the handlers still need no more than FFI API 0.1 (OPSPEC_FFI_API_MINOR). */
 typedef struct opspec_ffi_device_ordinal_args {
   size_t struct_size;
-  XLA_FFI_Extension_Base *extension_start;
+  opspec_ffi_extension *extension_start;
   XLA_FFI_ExecutionContext *ctx;
   int32_t device_ordinal; /* out */
 } opspec_ffi_device_ordinal_args;

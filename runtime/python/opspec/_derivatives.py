@@ -24,16 +24,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.interpreters import ad
 
+from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
 from opspec._primitive import split_batch
 from opspec._runtime import _fail
 
 
 def _zero(x: Any) -> Any:
-    aval = jax.typeof(x) if hasattr(jax, "typeof") else jax.core.get_aval(x)  # type: ignore[attr-defined]
-    tangent = aval.to_tangent_aval() if hasattr(aval, "to_tangent_aval") else aval.at_least_vspace()
-    return ad.Zero(tangent)
+    return tangent_zero(x)
 
 
 def _is_zero(t: Any) -> bool:
@@ -52,7 +50,7 @@ def _array(x: Any) -> Any:
     """A formula's view of a value: a constant becomes a jax array, so every formula sees
     one kind of array (jax 0.8 hands rules constants as TypedNdArray, which has no unary
     minus)."""
-    return x if isinstance(x, jax.core.Tracer) else jnp.asarray(x)
+    return x if isinstance(x, Tracer) else jnp.asarray(x)
 
 
 def _evaluate(formula: Any, scope: dict) -> Any:
@@ -162,7 +160,7 @@ def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
                 full.append(next(it))
             else:
                 _, core = split_batch(tuple(x.aval.shape), batch_mask[i])
-                full.append(ad.UndefinedPrimal(jax.core.ShapedArray(core, x.aval.dtype)))
+                full.append(ad.UndefinedPrimal(ShapedArray(core, x.aval.dtype)))
         return [r for r in _transpose_one(op, params["attrs"], cts, full) if r is not None]
 
     fn = base

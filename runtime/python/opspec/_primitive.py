@@ -26,10 +26,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Primitive
-from jax.interpreters import ad, batching, mlir
 
 from opspec import _tables
+from opspec._jax_private import Primitive, ShapedArray, ad, batching, mlir, require_devices_during_lowering
 from opspec._runtime import _fail
 
 _PRIMITIVES: dict[tuple[str, str], Primitive] = {}
@@ -59,12 +58,7 @@ def _needs_devices(p: Primitive) -> None:
     """Asks jit for the device assignment when lowering `p`, as for custom_partitioning,
     which the lowering uses on several devices (opspec/_sharding.py). JAX has no public
     hook for this; without one, sharding falls back to replicated calls, still correct."""
-    try:
-        from jax._src import dispatch
-
-        dispatch.prim_requires_devices_during_lowering.add(p)
-    except (ImportError, AttributeError):
-        pass
+    require_devices_during_lowering(p)
 
 
 def bind(op: Any, arrays: Sequence[Any], attrs: dict, backend: str | None) -> list:
@@ -173,8 +167,8 @@ def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank:
 
     shardings = _sharding.out_shardings(op, avals, [s for s, _ in outs], batch_rank, batch_mask)
     if shardings is None:
-        return [jax.core.ShapedArray(shape, dtype) for shape, dtype in outs]
-    return [jax.core.ShapedArray(shape, dtype, sharding=s) for (shape, dtype), s in zip(outs, shardings)]
+        return [ShapedArray(shape, dtype) for shape, dtype in outs]
+    return [ShapedArray(shape, dtype, sharding=s) for (shape, dtype), s in zip(outs, shardings)]
 
 
 # ---- lowering -------------------------------------------------------------------------

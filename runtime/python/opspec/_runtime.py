@@ -26,6 +26,7 @@ import numpy as np
 # The limits and dtypes every package shares: the opspec runtime a package compiles
 # and the one it runs with are the same version.
 from opspec import _tables, _tune
+from opspec._jax_private import Tracer
 
 Dim = int | str | EllipsisType | Callable[[dict], int]
 
@@ -184,7 +185,7 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
     for spec in op.attrs:
         value = attrs[spec.name]
         what = f"attribute '{spec.name}'"
-        if isinstance(value, jax.core.Tracer):
+        if isinstance(value, Tracer):
             _fail(
                 op,
                 what,
@@ -263,7 +264,7 @@ def _check_backend(op: Op, backend: str | None, arrays: list) -> None:
     # not registered for the platform it compiles for.
     platform = BACKENDS[backend]
     for spec, x in zip(op.inputs, arrays):
-        if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+        if isinstance(x, jax.Array) and not isinstance(x, Tracer):
             where = {d.platform for d in x.devices()}
             if where != {platform}:
                 _fail(
@@ -280,7 +281,7 @@ def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
 
     # NumPy arrays and Python scalars become JAX arrays first, so the dtype checked is the
     # one the handler will see (float64 turns float32 unless jax_enable_x64 is set).
-    arrays = [x if isinstance(x, (jax.Array, jax.core.Tracer)) else jnp.asarray(x) for x in args]
+    arrays = [x if isinstance(x, (jax.Array, Tracer)) else jnp.asarray(x) for x in args]
     _check_backend(op, backend, arrays)
     _check_inputs(op, tuple(arrays))
     results = _primitive.bind(op, arrays, _convert_attrs(op, attrs), backend)
@@ -293,7 +294,7 @@ def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
 # include_dir) appeared, and jaxlib 0.5 ships FFI API 0.1, the version the handlers declare.
 # Keep in sync with `dependencies` in pyproject.toml; CI runs the tests under each TESTED.
 JAX_MIN = (0, 5)
-TESTED = ("0.5.3", "0.8.3", "0.10.2")
+TESTED = ("0.5.3", "0.8.3", "0.10.2", "0.12.0.1")
 SUPPORTED = f"jax and jaxlib >= {JAX_MIN[0]}.{JAX_MIN[1]} (tested: {', '.join(TESTED)})"
 
 # The API of this module that generated ops.py files and package __init__.py files call;

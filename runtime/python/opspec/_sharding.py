@@ -34,6 +34,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from opspec._jax_private import ShapedArray, custom_partitioning, lowering_axis_context
+
 
 @dataclasses.dataclass
 class Rule:
@@ -157,7 +159,7 @@ def _explicit(mesh: Any) -> bool:
 
 
 def _multi_device(ctx: Any) -> bool:
-    axis_context = ctx.module_context.axis_context
+    axis_context = lowering_axis_context(ctx)
     mesh = getattr(axis_context, "mesh", None)
     if mesh is not None:  # inside shard_map: per-shard already when every axis is manual
         manual = set(getattr(axis_context, "manual_axes", ()))
@@ -170,8 +172,6 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     """`body`, the op's call, as a custom_partitioning op when several devices run it."""
     if not _multi_device(ctx):
         return body
-    from jax.experimental.custom_partitioning import custom_partitioning
-
     from opspec import _primitive
 
     op = params["op"]
@@ -211,9 +211,7 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
                 out.append(d // int(np.prod([mesh.shape[n] for n in names], dtype=np.int64)))
             return tuple(out)
 
-        local_out = [
-            jax.core.ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)
-        ]
+        local_out = [ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)]
         lower = _primitive.ffi_body(**params, avals_out=local_out)
         # Each sharded reduction combines every output across its mesh axes.
         combine = [(_COLLECTIVES[r.reduced[f]], found[f]) for f in r.reduction() if f in found]

@@ -1,0 +1,99 @@
+"""Every piece of JAX that opspec uses outside JAX's API compatibility policy, in one place.
+
+An opspec op is a JAX primitive with its own abstract evaluation, lowering, batching,
+JVP and transpose rules, and a sharding rule; JAX offers no public API for any of these.
+Each use is listed here with what it is for and the jax versions it is known to hold for:
+"0.5 to 0.12.0.1" means checked in jax 0.5.3's and 0.12.0.1's sources and run by the test
+suite on both (.ci/matrix runs the oldest, a middle and the newest jax). The other modules import from here and reach nothing else of
+JAX's internals. When a jax release renames one of these, this is the file to change,
+and CI (which turns JAX's DeprecationWarnings into errors: pyproject.toml,
+[tool.pytest.ini_options]) says so before a user does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+# The primitive class that every op's primitive is an instance of (opspec._primitive). In
+# jax.extend, which JAX describes as unstable API for library authors. jax 0.5 to 0.12.0.1.
+from jax.extend.core import Primitive
+
+# The rule tables and helpers of JAX's transformations, internal modules re-exported under
+# jax.interpreters. Holds from jax 0.5 to 0.12.0.1.
+#   ad.primitive_jvps, ad.primitive_transposes: register an op's JVP and transpose rules
+#     (opspec._primitive);
+#   ad.Zero, ad.instantiate_zeros: symbolic zero tangents and cotangents (opspec._derivatives);
+#   ad.UndefinedPrimal, ad.is_undefined_primal: which operands a transpose is taken for
+#     (opspec._derivatives);
+#   batching.primitive_batchers: registers an op's vmap rule (opspec._primitive);
+#   mlir.register_lowering, mlir.lower_fun: lower an op to its FFI call (opspec._primitive).
+from jax.interpreters import ad, batching, mlir
+
+# The abstract value of an array (shape, dtype, and from jax 0.5 a `sharding=` keyword):
+# what an op's abstract evaluation returns and the sharding rule builds per shard
+# (opspec._primitive, opspec._sharding). jax.core re-exports it from jax 0.5 to 0.12.0.1.
+ShapedArray = jax.core.ShapedArray
+
+# The base class of JAX's tracers: tells a traced value from a concrete one, for values
+# that must be static (attributes) and for what a derivative formula sees
+# (opspec._runtime, opspec._derivatives). jax.core re-exports it from jax 0.5 to 0.12.0.1.
+Tracer = jax.core.Tracer
+
+__all__ = [
+    "Primitive",
+    "ShapedArray",
+    "Tracer",
+    "ad",
+    "batching",
+    "custom_partitioning",
+    "lowering_axis_context",
+    "mlir",
+    "require_devices_during_lowering",
+    "tangent_zero",
+]
+
+
+def tangent_zero(x: Any) -> Any:
+    """The symbolic zero tangent of `x` (opspec._derivatives: an input without a tangent).
+    jax.typeof is public in jax 0.5 to 0.12.0.1 (jax.core.get_aval, the fallback, is gone
+    in 0.12); the aval method `to_tangent_aval` is in 0.5 to 0.12.0.1 (`at_least_vspace`,
+    the fallback, is older)."""
+    aval = jax.typeof(x) if hasattr(jax, "typeof") else jax.core.get_aval(x)  # type: ignore[attr-defined]
+    tangent = aval.to_tangent_aval() if hasattr(aval, "to_tangent_aval") else aval.at_least_vspace()
+    return ad.Zero(tangent)
+
+
+def require_devices_during_lowering(p: Primitive) -> None:
+    """Makes jit hand `p`'s lowering the device assignment, as it does for
+    custom_partitioning, which the lowering wraps the call in on several devices
+    (opspec._sharding). jax._src.dispatch.prim_requires_devices_during_lowering, a set, in
+    jax 0.5 to 0.12.0.1. JAX has no public hook for it; without it, sharding falls back
+    to replicated calls, still correct, so a jax without the set is not an error."""
+    try:
+        from jax._src import dispatch
+
+        dispatch.prim_requires_devices_during_lowering.add(p)
+    except (ImportError, AttributeError):
+        pass
+
+
+def lowering_axis_context(ctx: Any) -> Any:
+    """The axis context of a lowering rule's `ctx`: inside shard_map it has `mesh` and
+    `manual_axes`, under jit `device_assignment` (opspec._sharding: whether the call runs
+    on several devices). LoweringRuleContext.module_context.axis_context, in jax 0.5 to
+    0.12.0.1; the attributes are read with getattr, so a missing one means one device."""
+    return ctx.module_context.axis_context
+
+
+def custom_partitioning(fn: Callable) -> Any:
+    """jax.experimental.custom_partitioning around `fn`: how an op's call shards
+    (opspec._sharding). Experimental API: `def_partition` takes `sharding_rule` and
+    `need_replication_factors` (Shardy) from jax 0.6 (opspec._sharding checks its
+    signature), the GSPMD callbacks before; GSPMD is deprecated from jax 0.11. Imported on
+    first use: most programs never shard an op."""
+    from jax.experimental.custom_partitioning import custom_partitioning as wrap
+
+    return wrap(fn)
