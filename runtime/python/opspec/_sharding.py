@@ -1,27 +1,33 @@
 """Sharding rules derived from the spec (docs/transformations.md, "Sharding").
 
 When a computation spans several devices, an op's lowering wraps its call in
-``jax.experimental.custom_partitioning`` with a rule read off the spec's shape symbols:
+``jax.experimental.custom_partitioning`` with a rule read off the spec:
 
-- a dim whose symbol passes unchanged from the inputs to an output (``[n] -> [n]``),
-  the ``...`` group, and every native-batching dim are *pass-through*: an input sharded
-  along one stays sharded, each device runs the op on its shard, and the output comes
-  out sharded the same way, with no all-gather;
+- a symbol the spec's ``independent:`` names (the ``...`` group when it names ``...``),
+  and every native-batching dim, is *pass-through*: an input sharded along it stays
+  sharded, each device runs the op on its shard, and the output comes out sharded the
+  same way, with no all-gather. The spec's author declares it, because shapes cannot
+  say it: ``x: [n] -> y: [n]`` is a sigmoid or a cumulative sum alike, and only the
+  sigmoid's outputs at a position depend on the inputs at that position alone;
 - a symbol the spec's ``reduce:`` names (contracted: in no output) is a *reduction*: an
   input sharded along it stays sharded (the other inputs with that symbol are sharded
   the same way), each device runs the op on its shards, and the outputs are combined
   across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
-- every other dim (a symbol that is contracted away, one an output shape expression
-  reads, a fixed extent) is replicated: XLA gathers it before the call.
+- every other dim (an undeclared symbol, even one that passes unchanged from an input to
+  an output, one an output shape expression reads, a fixed extent) is replicated: XLA
+  gathers it before the call, and the result is the unsharded call's.
+
+A pass-through or reduced dim whose extent the mesh axes sharding it do not divide (30
+elements over 4 devices) is replicated too: the op never sees a padded shard, and the
+result is the unsharded call's.
 
 The same rule serves both partitioners: as a Shardy ``sharding_rule`` (the default from
 jax 0.7) and as the GSPMD callbacks ``infer_sharding_from_operands`` and ``partition``.
 On one device, or inside ``shard_map``, the call is lowered as it is.
 
-The rule assumes what a spec's shapes say: that an output's element along a
-pass-through dim depends only on the inputs' elements at the same position along it.
-An op that reads across that dim (a stencil, a prefix sum) must not let a symbol pass
-through unchanged; give the output its own symbol expression (``n + 0``) to replicate.
+A false ``independent:`` (a stencil, a prefix sum, a softmax declared independent along
+the dim it reads across) gives wrong sharded results; ``opspec.testing.check_op`` finds
+it on one device by calling the op on pieces of each declared dim.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class Rule:
     outputs: list  # per output, a factor name per dim
     passthrough: set  # factors that may stay sharded
     reduced: dict = dataclasses.field(default_factory=dict)  # factor -> "sum", "max", "min"
+    extents: dict = dataclasses.field(default_factory=dict)  # factor -> its global extent
 
     def shardable(self, f: str) -> bool:
         return f in self.passthrough or f in self.reduced
@@ -96,7 +103,17 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
         outputs.append(factors)
     in_factors = {f for fs in inputs for f in fs}
     out_factors = {f for fs in outputs for f in fs}
-    passthrough = {f for f in in_factors & out_factors if not f.startswith("f")}
+    declared = set(getattr(op, "independent", ()))
+
+    def declared_independent(f: str) -> bool:
+        # A batch element never reads another; a symbol only where the spec says so.
+        if f.startswith("b"):
+            return True
+        if f.startswith("e"):
+            return "..." in declared
+        return f.startswith("s_") and f[2:] in declared
+
+    passthrough = {f for f in in_factors & out_factors if declared_independent(f)}
     # A reduction is a symbol in no output (the generator checks the spec says so); the
     # '...' group reduces as a whole.
     reduced = {}
@@ -104,24 +121,31 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
         for f in in_factors - out_factors:
             if f == f"s_{symbol}" or (symbol == "..." and f.startswith("e")):
                 reduced[f] = how
+    extents = {f: int(d) for fs, shape in zip(inputs, in_shapes) for f, d in zip(fs, shape)}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough, reduced)
+    return Rule(inputs, outputs, passthrough, reduced, extents)
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
-    """factor -> mesh axes, from the first input that shards each pass-through factor."""
+    """factor -> mesh axes, from the first input that shards each pass-through factor.
+    A factor whose extent those axes do not divide stays out (replicated): an uneven
+    shard would be padded, and the op would see the padding as data."""
     found: dict = {}
     used: set = set()
     for factors, sharding in zip(r.inputs, shardings):
         spec = getattr(sharding, "spec", None)
         if spec is None:
             continue
+        mesh_shape = dict(getattr(getattr(sharding, "mesh", None), "shape", {}) or {})
         for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
             if axes is None or not r.shardable(f) or f in found:
                 continue
             names = axes if isinstance(axes, tuple) else (axes,)
             if used & set(names):
                 continue  # a mesh axis shards one factor at most
+            parts = int(np.prod([mesh_shape.get(n, 1) for n in names], dtype=np.int64))
+            if parts > 1 and r.extents.get(f, 0) % parts:
+                continue
             found[f] = axes
             used |= set(names)
     return found
@@ -172,7 +196,7 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         return body
     from jax.experimental.custom_partitioning import custom_partitioning
 
-    from opspec import _primitive
+    from opspec import _primitive, _runtime
 
     op = params["op"]
     r = rule(
@@ -197,6 +221,16 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     reduce = shardy or not explicit
 
     def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
+        try:
+            return split(mesh, arg_shapes)
+        except Exception as e:  # raised inside XLA's compile: say which op and inputs
+            placed = ", ".join(
+                f"input '{spec.name}' {tuple(a.shape)} as {getattr(a.sharding, 'spec', a.sharding)}"
+                for spec, a in zip(op.inputs, arg_shapes)
+            )
+            raise _runtime.OpError(f"{op.package}.ops.{op.name}: cannot shard the call ({placed}): {e}") from e
+
+    def split(mesh: Any, arg_shapes: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
         if not reduce:
             found = {f: axes for f, axes in found.items() if f not in r.reduced}
