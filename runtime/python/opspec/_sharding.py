@@ -17,9 +17,10 @@ When a computation spans several devices, an op's lowering wraps its call in
   an output, one an output shape expression reads, a fixed extent) is replicated: XLA
   gathers it before the call, and the result is the unsharded call's.
 
-A pass-through or reduced dim whose extent the mesh axes sharding it do not divide (30
-elements over 4 devices) is replicated too: the op never sees a padded shard, and the
-result is the unsharded call's.
+A call where a pass-through or reduced dim has an extent the device count does not
+divide (30 elements over 4 devices) is lowered without the rule, as a plain custom call
+that XLA replicates: the op never sees a padded shard, and the result is the unsharded
+call's (before jax 0.10, any such input extent; see _OLD_PARTITIONER).
 
 The same rule serves both partitioners: as a Shardy ``sharding_rule`` (the default from
 jax 0.7) and as the GSPMD callbacks ``infer_sharding_from_operands`` and ``partition``.
@@ -48,6 +49,7 @@ class Rule:
     passthrough: set  # factors that may stay sharded
     reduced: dict = dataclasses.field(default_factory=dict)  # factor -> "sum", "max", "min"
     extents: dict = dataclasses.field(default_factory=dict)  # factor -> its global extent
+    uneven: set = dataclasses.field(default_factory=set)  # shardable, but the device count does not divide it
 
     def shardable(self, f: str) -> bool:
         return f in self.passthrough or f in self.reduced
@@ -68,8 +70,15 @@ class Rule:
         return tuple(f for f in order if f in self.reduced)
 
 
-def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> Rule:
-    """The rule for a call with these (global) shapes."""
+def rule(
+    op: Any,
+    in_shapes: Sequence[tuple],
+    out_shapes: Sequence[tuple],
+    batch_rank: int,
+    batch_mask: tuple,
+    devices: int = 1,
+) -> Rule:
+    """The rule for a call with these (global) shapes on `devices` devices."""
     counter = iter(range(1 << 30))
     symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)}
     ellipsis_rank = 0
@@ -122,8 +131,14 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
             if f == f"s_{symbol}" or (symbol == "..." and f.startswith("e")):
                 reduced[f] = how
     extents = {f: int(d) for fs, shape in zip(inputs, in_shapes) for f, d in zip(fs, shape)}
+    # An extent the device count does not divide is replicated, whatever mesh axes would
+    # shard it: the op must never see a padded shard, and Shardy would otherwise pick a
+    # sub-axis that divides it, which older jax cannot hand to the partition callback.
+    uneven = {f for f, e in extents.items() if devices > 1 and e % devices and (f in passthrough or f in reduced)}
+    passthrough -= uneven
+    reduced = {f: how for f, how in reduced.items() if f not in uneven}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough, reduced, extents)
+    return Rule(inputs, outputs, passthrough, reduced, extents, uneven)
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
@@ -168,7 +183,7 @@ def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank:
             break
     if mesh is None:
         return None
-    r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask)
+    r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask, mesh.size)
     found = axes_of(r, shardings)
     return [jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs]
 
@@ -180,19 +195,30 @@ def _explicit(mesh: Any) -> bool:
     return any(str(t).endswith("Explicit") for t in getattr(mesh, "axis_types", ()))
 
 
-def _multi_device(ctx: Any) -> bool:
+# Before jax 0.10, custom_partitioning cannot convert an operand sharded over a Shardy
+# sub-axis (which Shardy picks for an extent the axis does not divide) and fails inside
+# XLA's compile, before the partition callback could replicate it ("shape=[2, 2] is
+# incompatible with mesh_shape", seen on 0.8.3). There, a call with any such extent is
+# not wrapped at all.
+_OLD_PARTITIONER = tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 10)
+
+
+def _devices(ctx: Any) -> int:
+    """How many devices the call is partitioned over: 1 on one device, or inside a
+    shard_map whose axes are all manual (the call is per-shard already)."""
     axis_context = ctx.module_context.axis_context
     mesh = getattr(axis_context, "mesh", None)
-    if mesh is not None:  # inside shard_map: per-shard already when every axis is manual
+    if mesh is not None:
         manual = set(getattr(axis_context, "manual_axes", ()))
-        return mesh.size > 1 and manual != set(mesh.axis_names)
+        return 1 if manual == set(mesh.axis_names) else int(mesh.size)
     devices = getattr(axis_context, "device_assignment", None)
-    return devices is not None and len(devices) > 1
+    return 1 if devices is None else len(devices)
 
 
 def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     """`body`, the op's call, as a custom_partitioning op when several devices run it."""
-    if not _multi_device(ctx):
+    devices = _devices(ctx)
+    if devices <= 1:
         return body
     from jax.experimental.custom_partitioning import custom_partitioning
 
@@ -205,7 +231,12 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         [tuple(a.shape) for a in ctx.avals_out],
         params["batch_rank"],
         params["batch_mask"],
+        devices,
     )
+    if r.uneven or (_OLD_PARTITIONER and any(e > 1 and e % devices for e in r.extents.values())):
+        # Lowered as a plain custom call, which both partitioners replicate: the unsharded
+        # call, on whole arrays, wherever the operands were sharded.
+        return body
 
     def infer(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
