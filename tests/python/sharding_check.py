@@ -175,6 +175,17 @@ x = rng.standard_normal(8)
 if not differs(sharded_call(reading.ops.cumsum_claimed, (x,), 0, 0, mesh, "d"), (np.cumsum(x),)):
     failures.append("cumsum_claimed sharded equals the cumulative sum: was the dim split at all?")
 
+# Under explicit sharding too (jax.set_mesh from 0.7, use_mesh before): the output type
+# of an undeclared dim is replicated, and the result right.
+use_mesh = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
+if use_mesh is not None and hasattr(jax.sharding, "AxisType"):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with use_mesh(emesh):
+        x = rng.standard_normal(32)
+        out = jax.jit(reading.ops.cumsum)(jax.device_put(x, NamedSharding(emesh, P("d"))))
+        if differs(out, (np.cumsum(x),)) or out.sharding.spec != P(None):
+            failures.append(f"explicit cumsum: wrong result, or its output is {out.sharding.spec}")
+
 # 6. Every shipped op on the 2 x 2 mesh: each input along each dim over both axes, and a
 #    2-D input along its rows on one axis and its columns on the other; then with extents
 #    of 30, which 4 devices do not divide: the unsharded result, never an error.
