@@ -414,6 +414,14 @@ static og_value *og_ctx_python(const og_op *op) {
     og_buf_puts(&b, "},");
     og_line(lines, "%s", og_buf_str(&b));
   }
+  if (op->nindependent) { /* the dims a sharding rule may keep split (opspec/_sharding.py) */
+    og_buf_clear(&b);
+    og_buf_puts(&b, "    independent=(");
+    for (size_t k = 0; k < op->nindependent; ++k)
+      og_buf_printf(&b, "%s\"%s\"", k ? ", " : "", op->independent[k].symbol);
+    og_buf_puts(&b, op->nindependent == 1 ? ",)," : "),");
+    og_line(lines, "%s", og_buf_str(&b));
+  }
   /* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
   const og_expr *costs[] = {op->bytes, op->flops};
   static const char *const cost_keys[] = {"bytes", "flops"};

@@ -137,6 +137,14 @@ typedef struct og_reduction {
   og_reduce_how how;
 } og_reduction;
 
+/* `independent:` (docs/spec.md): a symbol ("..." for the group) along which each output
+ * element depends only on the inputs at its own position, which lets a sharding rule
+ * keep that dim split across devices. Only the spec's author knows it: shapes cannot. */
+typedef struct og_independent {
+  og_loc loc;
+  char *symbol;
+} og_independent;
+
 typedef struct og_attr {
   og_loc loc;
   char *name;
@@ -200,6 +208,8 @@ typedef struct og_op {
   size_t nderivs;
   og_reduction *reduce; /* `reduce:`, in the spec's order */
   size_t nreduce;
+  og_independent *independent; /* `independent:`, in the spec's order */
+  size_t nindependent;
 } og_op;
 
 /* Loads and validates one spec file. On any error, reports all it finds through `d`

@@ -3,7 +3,7 @@
  * Names (unique, not reserved), type variables (each bound by an input), shape symbols
  * (collected from input shapes; every expression refers only to what is defined),
  * aliases (same dtype and shape), vmap methods, which bodies an op has, and which
- * symbols `reduce:` may name.
+ * symbols `reduce:` and `independent:` may name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +419,89 @@ static void og_check_reduce(const og_op *op, og_diag *d) {
   }
 }
 
+/* ---- independent: --------------------------------------------------------------------- */
+
+/* How often `symbol` ("..." for the group) is a whole dim of `a`; sets *reads to the first
+ * dim whose expression reads it as part of a larger expression. */
+static int og_dims_carrying(const og_array *a, const char *symbol, const og_dim **reads) {
+  bool group = strcmp(symbol, "...") == 0;
+  int n = 0;
+  for (size_t j = 0; j < a->ndims; ++j) {
+    const og_dim *dim = &a->dims[j];
+    if (group) {
+      n += dim->kind == OG_DIM_ELLIPSIS;
+    } else if (dim->kind == OG_DIM_SYM) {
+      n += strcmp(dim->name, symbol) == 0;
+    } else if (dim->expr) {
+      og_name_search s = {symbol, false};
+      og_expr_visit_names(dim->expr, og_find_name, &s);
+      if (s.found && dim->expr->kind == OG_E_NAME)
+        ++n;
+      else if (s.found && !*reads)
+        *reads = dim;
+    }
+  }
+  return n;
+}
+
+/* What the checker can see of an independence claim: the symbol is an input dim that
+ * some output has as a whole dim, and no output's extent is computed from it (a shard's
+ * extent could not give the shard's part of that output). Whether the body reads across
+ * positions only the author knows; opspec.testing.check_op tests it by splitting. */
+static void og_check_independent(const og_op *op, og_diag *d) {
+  for (size_t k = 0; k < op->nindependent; ++k) {
+    const og_independent *ind = &op->independent[k];
+    const char *sym = ind->symbol;
+    bool group = strcmp(sym, "...") == 0;
+    bool in_inputs = false;
+    for (size_t i = 0; i < op->ninputs && group; ++i) in_inputs |= op->inputs[i].has_ellipsis;
+    if (group ? !in_inputs : og_op_symbol(op, sym) < 0) {
+      og_diag_error(d, ind->loc, "independent %s'%s' is not in any input's shape", group ? "" : "symbol ", sym);
+      continue;
+    }
+    bool reduced = false;
+    for (size_t r = 0; r < op->nreduce; ++r)
+      if (strcmp(op->reduce[r].symbol, sym) == 0) {
+        og_diag_error(d, ind->loc,
+                      "'%s' is declared both independent and reduced (independent: outputs keep it and split "
+                      "along it; reduce: no output has it and shards combine by value)",
+                      sym);
+        og_diag_note(d, op->reduce[r].loc, "'%s' is reduced here", sym);
+        reduced = true;
+      }
+    if (reduced) continue; /* what else is wrong with it follows from that */
+    bool carried = false, reported = false;
+    for (size_t io = 0; io < 2 && !reported; ++io) {
+      const og_array *arrays = io ? op->outputs : op->inputs;
+      size_t n = io ? op->noutputs : op->ninputs;
+      for (size_t i = 0; i < n && !reported; ++i) {
+        const og_dim *reads = NULL;
+        int times = og_dims_carrying(&arrays[i], sym, &reads);
+        if (reads) {
+          og_diag_error(d, ind->loc,
+                        "'%s' cannot be independent: the extent of output '%s' is computed from it ('%s'), so a "
+                        "shard's output is not its part of the whole",
+                        sym, arrays[i].name, reads->text);
+          og_diag_note(d, reads->loc, "output '%s' dim '%s' is here", arrays[i].name, reads->text);
+          reported = true;
+        } else if (times > 1) {
+          og_diag_error(d, ind->loc,
+                        "'%s' cannot be independent: it is %d dims of %s '%s' (splitting both would keep only "
+                        "the diagonal blocks)",
+                        sym, times, io ? "output" : "input", arrays[i].name);
+          reported = true;
+        }
+        carried |= io && times > 0;
+      }
+    }
+    if (!reported && !carried)
+      og_diag_error(d, ind->loc,
+                    "independent '%s' is in no output's shape: there is nothing to split along it (a symbol "
+                    "the outputs contract away can be declared in 'reduce' instead)",
+                    sym);
+  }
+}
+
 void og_spec_check(const og_op *op, og_diag *d) {
   /* The file name is the op's name, so the build knows every generated file from the
    * list of specs alone, as Redis derives its command table from one JSON file per command. */
@@ -467,6 +550,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
   og_check_reduce(op, d);
+  og_check_independent(op, d);
   og_check_in_kernel(op, d);
 }
 

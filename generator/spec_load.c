@@ -426,6 +426,23 @@ static void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d) {
   }
 }
 
+/* `independent: [n, ...]`; the checker says which symbols may be declared. */
+static void og_load_independent(og_op *op, const og_ynode *list, og_diag *d) {
+  op->independent = og_xcalloc(list->n ? list->n : 1, sizeof *op->independent);
+  for (size_t i = 0; i < list->n; ++i) {
+    const og_ynode *item = list->items[i];
+    if (!og_want_kind(item, OG_Y_SCALAR, "an independent symbol", d)) continue;
+    if (strcmp(item->text, "...") != 0 && !og_want_ident(item, "independent symbol", d)) continue;
+    bool twice = false;
+    for (size_t j = 0; j < op->nindependent; ++j) twice |= strcmp(op->independent[j].symbol, item->text) == 0;
+    if (twice) {
+      og_diag_error(d, item->loc, "'%s' is listed twice in 'independent'", item->text);
+      continue;
+    }
+    op->independent[op->nindependent++] = (og_independent){item->loc, og_xstrdup(item->text)};
+  }
+}
+
 static og_array *og_find_array(og_array *arrays, size_t n, const char *name) {
   for (size_t i = 0; i < n; ++i)
     if (arrays[i].name && strcmp(arrays[i].name, name) == 0) return &arrays[i];
@@ -507,6 +524,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *bytes = og_keys_take(&k, "bytes");
   const og_ynode *flops = og_keys_take(&k, "flops");
   const og_ynode *reduce = og_keys_take(&k, "reduce");
+  const og_ynode *independent = og_keys_take(&k, "independent");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -532,6 +550,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
   if (flops) op->flops = og_load_expr(flops, "'flops'", d);
   if (reduce && og_want_kind(reduce, OG_Y_MAP, "'reduce'", d)) og_load_reduce(op, reduce, d);
+  if (independent && og_want_kind(independent, OG_Y_SEQ, "'independent'", d)) og_load_independent(op, independent, d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text
@@ -610,6 +629,8 @@ void og_op_free(og_op *op) {
   og_derivatives_free(op);
   for (size_t i = 0; i < op->nreduce; ++i) free(op->reduce[i].symbol);
   free(op->reduce);
+  for (size_t i = 0; i < op->nindependent; ++i) free(op->independent[i].symbol);
+  free(op->independent);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   og_expr_free(op->bytes);

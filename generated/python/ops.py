@@ -70,6 +70,7 @@ _op_abs_two_pass = _Op(
             },
         ),
     },
+    independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
 )
@@ -112,6 +113,7 @@ _op_add = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
 )
@@ -285,6 +287,7 @@ _op_exp_decay = _Op(
             },
         ),
     },
+    independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
 )
@@ -332,6 +335,7 @@ _op_exp_trace = _Op(
             },
         ),
     },
+    independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
 )
@@ -375,6 +379,7 @@ _op_hadamard = _Op(
             },
         ),
     },
+    independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
 )
@@ -409,6 +414,7 @@ _op_leaky_relu = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
 )
@@ -446,6 +452,7 @@ _op_lif = _Op(
     attrs=(),
     vmap_method="native",
     aliases={0: 0},
+    independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
 )
@@ -529,6 +536,7 @@ _op_lif_surrogate = _Op(
             },
         ),
     },
+    independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
 )
@@ -583,6 +591,7 @@ _op_matvec = _Op(
         ),
     },
     reduce={"cols": "sum"},
+    independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
 )
@@ -654,6 +663,7 @@ _op_parallel_add = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
 )
@@ -688,6 +698,7 @@ _op_relu = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
 )
@@ -763,6 +774,7 @@ _op_scale = _Op(
             },
         ),
     },
+    independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
 )
@@ -794,6 +806,7 @@ _op_sigmoid = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
 )
@@ -823,6 +836,7 @@ _op_spike_reset = _Op(
     attrs=(),
     vmap_method="native",
     aliases={0: 1},
+    independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
 )
@@ -862,6 +876,7 @@ _op_split = _Op(
             },
         ),
     },
+    independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
 )

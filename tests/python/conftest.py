@@ -40,6 +40,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def reading_package(tmp_path_factory):
+    """The folder holding the test-only package `reading` (reading_ops.py), built once per
+    session and put on sys.path; tests that start processes put it on PYTHONPATH."""
+    import sys
+
+    import reading_ops
+
+    folder = reading_ops.build(tmp_path_factory.mktemp("reading"))
+    sys.path.insert(0, str(folder))
+    return folder
+
+
 @pytest.fixture
 def rng(request):
     # Fresh data every run; the seed is printed on failure so a run can be replayed.

@@ -1,5 +1,6 @@
 """Run by test_sharding.py in a fresh process: XLA's 4 virtual CPU devices must be set
-before JAX starts. Prints one line per failure; exits 1 if any."""
+before JAX starts. Arguments: a seed, and the folder of the test-only package `reading`
+(reading_ops.py). Prints one line per failure; exits 1 if any."""
 
 import os
 import sys
@@ -121,6 +122,98 @@ if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "use_mesh"):
         out = jax.jit(opspec.ops.sum)(ex)
         if not np.allclose(out, [x.sum()]):
             failures.append("explicit sum: wrong result")
+
+# 5. Ops that read across a dim (reading_ops.py), declaring nothing: sharded along every
+#    dim of the input, on 4 devices and on a 2 x 2 mesh (each axis, and both), and with
+#    extents 4 does not divide, each equals its NumPy reference: the rule gathers.
+sys.path.insert(0, sys.argv[2])
+import reading  # noqa: E402
+import reading_ops  # noqa: E402
+
+wsc = jax.lax.with_sharding_constraint
+mesh_specs = [(mesh, "d"), (mesh2, "r"), (mesh2, "c"), (mesh2, ("r", "c"))]
+
+
+def sharded_call(fn, args, i, d, m, axes, spec=None):
+    """fn jitted, input i constrained to be sharded along dim d over `axes` of mesh m, or
+    as `spec` (inside jit, where jax pads an uneven extent instead of refusing it)."""
+    if spec is None:
+        spec = [None] * np.ndim(args[i])
+        spec[d] = axes
+    sharding = NamedSharding(m, P(*spec))
+
+    def f(*a):
+        a = list(a)
+        a[i] = wsc(a[i], sharding)
+        return fn(*a)
+
+    return jax.jit(f)(*args)
+
+
+def differs(got, want, rtol=1e-9, atol=1e-12):
+    got = got if isinstance(got, tuple) else (got,)
+    return any(not np.allclose(np.asarray(g), w, rtol=rtol, atol=atol) for g, w in zip(got, want))
+
+
+for name in sorted(reading_ops.SPECS):
+    op = getattr(reading.ops, name)
+    for size in (8, 30):
+        x = rng.standard_normal(reading_ops.shape_of(name, size))
+        want = reading_ops.reference(name, x)
+        for d in range(x.ndim):
+            for m, axes in mesh_specs:
+                try:
+                    got = sharded_call(op, (x,), 0, d, m, axes)
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"reading {name} {x.shape} dim {d} over {axes}: {type(e).__name__}: {e}"[:400])
+                    continue
+                if differs(got, want):
+                    failures.append(f"reading {name} {x.shape} sharded along dim {d} over {axes}: results differ")
+# The same op falsely declared independent does shard, and comes out wrong: the rule
+# splits what a spec declares, and only that.
+x = rng.standard_normal(8)
+if not differs(sharded_call(reading.ops.cumsum_claimed, (x,), 0, 0, mesh, "d"), (np.cumsum(x),)):
+    failures.append("cumsum_claimed sharded equals the cumulative sum: was the dim split at all?")
+
+# Under explicit sharding too (jax.set_mesh from 0.7, use_mesh before): the output type
+# of an undeclared dim is replicated, and the result right.
+use_mesh = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
+if use_mesh is not None and hasattr(jax.sharding, "AxisType"):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with use_mesh(emesh):
+        x = rng.standard_normal(32)
+        out = jax.jit(reading.ops.cumsum)(jax.device_put(x, NamedSharding(emesh, P("d"))))
+        if differs(out, (np.cumsum(x),)) or out.sharding.spec != P(None):
+            failures.append(f"explicit cumsum: wrong result, or its output is {out.sharding.spec}")
+
+# 6. Every shipped op on the 2 x 2 mesh: each input along each dim over both axes, and a
+#    2-D input along its rows on one axis and its columns on the other; then with extents
+#    of 30, which 4 devices do not divide: the unsharded result, never an error.
+for size in (32, 30):
+    for name in sorted(CASES):
+        args, attrs = CASES[name][0](rng, np.float64, size)
+        fn = lambda *a, _n=name, _at=attrs: getattr(opspec.ops, _n)(*a, **_at)  # noqa: E731
+        want = reference(name, args, attrs, np.float64)
+        for i, a in enumerate(args):
+            placements = [(d, mesh2, ("r", "c")) for d in range(np.ndim(a))]
+            if size == 30:
+                placements = [(d, mesh, "d") for d in range(np.ndim(a)) if np.shape(a)[d] % 4]
+            for d, m, axes in placements:
+                try:
+                    got = sharded_call(fn, args, i, d, m, axes)
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"{name} n={size}: input {i} dim {d} over {axes}: {type(e).__name__}: {e}"[:400])
+                    continue
+                if differs(got, want):
+                    failures.append(f"{name} n={size}: input {i} sharded along dim {d} over {axes}: results differ")
+        if np.ndim(args[0]) == 2 and size == 32:
+            try:
+                got = sharded_call(fn, args, 0, None, mesh2, None, spec=("r", "c"))
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"{name}: input 0 sharded P('r', 'c'): {type(e).__name__}: {e}"[:400])
+                continue
+            if differs(got, want):
+                failures.append(f"{name}: input 0 sharded P('r', 'c'): results differ")
 
 for f in failures:
     print(f)

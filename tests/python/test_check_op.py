@@ -43,6 +43,9 @@ def test_every_shipped_op_conforms(name, rng):
             assert (f"grad {spec.name}" if declared else f"grad {spec.name} (undeclared: raises OpError)") in report.ran
     if record.aliases:
         assert any(r.startswith("alias") for r in report.ran)
+    # Each declared independent: or reduce: symbol held up when the inputs were cut along it.
+    for symbol in (*record.independent, *record.reduce):
+        assert any(r.startswith(f"split {symbol}") for r in report.ran), (symbol, report.ran)
 
 
 def test_every_spec_is_checked():

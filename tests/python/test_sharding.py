@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 
-def test_sharded_calls_match_and_elementwise_ones_do_not_gather(rng):
+def test_sharded_calls_match_and_elementwise_ones_do_not_gather(rng, reading_package):
     here = Path(__file__).parent
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run(
-        [sys.executable, str(here / "sharding_check.py"), str(int(rng.integers(1 << 31)))],
+        [sys.executable, str(here / "sharding_check.py"), str(int(rng.integers(1 << 31))), str(reading_package)],
         env=env,
         capture_output=True,
         text=True,

@@ -89,6 +89,10 @@ class Op:
     # The spec's `reduce:`: shape symbol ("..." for the '...' group) -> "sum", "max" or
     # "min", how the outputs of shards split along it combine (docs/transformations.md).
     reduce: dict = dataclasses.field(default_factory=dict)
+    # The spec's `independent:`: shape symbols ("..." for the '...' group) along which each
+    # output element depends only on the inputs at its own position, so a sharding rule
+    # may keep them split across devices (docs/transformations.md, "Sharding").
+    independent: tuple = ()
 
     def __repr__(self) -> str:  # as jaxprs show the primitive's parameter
         return f"{self.package}.ops.{self.name}"

@@ -1,27 +1,34 @@
 """Sharding rules derived from the spec (docs/transformations.md, "Sharding").
 
 When a computation spans several devices, an op's lowering wraps its call in
-``jax.experimental.custom_partitioning`` with a rule read off the spec's shape symbols:
+``jax.experimental.custom_partitioning`` with a rule read off the spec:
 
-- a dim whose symbol passes unchanged from the inputs to an output (``[n] -> [n]``),
-  the ``...`` group, and every native-batching dim are *pass-through*: an input sharded
-  along one stays sharded, each device runs the op on its shard, and the output comes
-  out sharded the same way, with no all-gather;
+- a symbol the spec's ``independent:`` names (the ``...`` group when it names ``...``),
+  and every native-batching dim, is *pass-through*: an input sharded along it stays
+  sharded, each device runs the op on its shard, and the output comes out sharded the
+  same way, with no all-gather. The spec's author declares it, because shapes cannot
+  say it: ``x: [n] -> y: [n]`` is a sigmoid or a cumulative sum alike, and only the
+  sigmoid's outputs at a position depend on the inputs at that position alone;
 - a symbol the spec's ``reduce:`` names (contracted: in no output) is a *reduction*: an
   input sharded along it stays sharded (the other inputs with that symbol are sharded
   the same way), each device runs the op on its shards, and the outputs are combined
   across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
-- every other dim (a symbol that is contracted away, one an output shape expression
-  reads, a fixed extent) is replicated: XLA gathers it before the call.
+- every other dim (an undeclared symbol, even one that passes unchanged from an input to
+  an output, one an output shape expression reads, a fixed extent) is replicated: XLA
+  gathers it before the call, and the result is the unsharded call's.
+
+A call where a pass-through or reduced dim has an extent the device count does not
+divide (30 elements over 4 devices) is lowered without the rule, as a plain custom call
+that XLA replicates: the op never sees a padded shard, and the result is the unsharded
+call's (before jax 0.10, any such input extent; see _OLD_PARTITIONER).
 
 The same rule serves both partitioners: as a Shardy ``sharding_rule`` (the default from
 jax 0.7) and as the GSPMD callbacks ``infer_sharding_from_operands`` and ``partition``.
 On one device, or inside ``shard_map``, the call is lowered as it is.
 
-The rule assumes what a spec's shapes say: that an output's element along a
-pass-through dim depends only on the inputs' elements at the same position along it.
-An op that reads across that dim (a stencil, a prefix sum) must not let a symbol pass
-through unchanged; give the output its own symbol expression (``n + 0``) to replicate.
+A false ``independent:`` (a stencil, a prefix sum, a softmax declared independent along
+the dim it reads across) gives wrong sharded results; ``opspec.testing.check_op`` finds
+it on one device by calling the op on pieces of each declared dim.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ class Rule:
     outputs: list  # per output, a factor name per dim
     passthrough: set  # factors that may stay sharded
     reduced: dict = dataclasses.field(default_factory=dict)  # factor -> "sum", "max", "min"
+    extents: dict = dataclasses.field(default_factory=dict)  # factor -> its global extent
+    uneven: set = dataclasses.field(default_factory=set)  # shardable, but the device count does not divide it
 
     def shardable(self, f: str) -> bool:
         return f in self.passthrough or f in self.reduced
@@ -63,8 +72,15 @@ class Rule:
         return tuple(f for f in order if f in self.reduced)
 
 
-def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> Rule:
-    """The rule for a call with these (global) shapes."""
+def rule(
+    op: Any,
+    in_shapes: Sequence[tuple],
+    out_shapes: Sequence[tuple],
+    batch_rank: int,
+    batch_mask: tuple,
+    devices: int = 1,
+) -> Rule:
+    """The rule for a call with these (global) shapes on `devices` devices."""
     counter = iter(range(1 << 30))
     symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)}
     ellipsis_rank = 0
@@ -98,7 +114,17 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
         outputs.append(factors)
     in_factors = {f for fs in inputs for f in fs}
     out_factors = {f for fs in outputs for f in fs}
-    passthrough = {f for f in in_factors & out_factors if not f.startswith("f")}
+    declared = set(getattr(op, "independent", ()))
+
+    def declared_independent(f: str) -> bool:
+        # A batch element never reads another; a symbol only where the spec says so.
+        if f.startswith("b"):
+            return True
+        if f.startswith("e"):
+            return "..." in declared
+        return f.startswith("s_") and f[2:] in declared
+
+    passthrough = {f for f in in_factors & out_factors if declared_independent(f)}
     # A reduction is a symbol in no output (the generator checks the spec says so); the
     # '...' group reduces as a whole.
     reduced = {}
@@ -106,24 +132,37 @@ def rule(op: Any, in_shapes: Sequence[tuple], out_shapes: Sequence[tuple], batch
         for f in in_factors - out_factors:
             if f == f"s_{symbol}" or (symbol == "..." and f.startswith("e")):
                 reduced[f] = how
+    extents = {f: int(d) for fs, shape in zip(inputs, in_shapes) for f, d in zip(fs, shape)}
+    # An extent the device count does not divide is replicated, whatever mesh axes would
+    # shard it: the op must never see a padded shard, and Shardy would otherwise pick a
+    # sub-axis that divides it, which older jax cannot hand to the partition callback.
+    uneven = {f for f, e in extents.items() if devices > 1 and e % devices and (f in passthrough or f in reduced)}
+    passthrough -= uneven
+    reduced = {f: how for f, how in reduced.items() if f not in uneven}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough, reduced)
+    return Rule(inputs, outputs, passthrough, reduced, extents, uneven)
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
-    """factor -> mesh axes, from the first input that shards each pass-through factor."""
+    """factor -> mesh axes, from the first input that shards each pass-through factor.
+    A factor whose extent those axes do not divide stays out (replicated): an uneven
+    shard would be padded, and the op would see the padding as data."""
     found: dict = {}
     used: set = set()
     for factors, sharding in zip(r.inputs, shardings):
         spec = getattr(sharding, "spec", None)
         if spec is None:
             continue
+        mesh_shape = dict(getattr(getattr(sharding, "mesh", None), "shape", {}) or {})
         for f, axes in zip(factors, tuple(spec) + (None,) * (len(factors) - len(spec))):
             if axes is None or not r.shardable(f) or f in found:
                 continue
             names = axes if isinstance(axes, tuple) else (axes,)
             if used & set(names):
                 continue  # a mesh axis shards one factor at most
+            parts = int(np.prod([mesh_shape.get(n, 1) for n in names], dtype=np.int64))
+            if parts > 1 and r.extents.get(f, 0) % parts:
+                continue
             found[f] = axes
             used |= set(names)
     return found
@@ -146,7 +185,7 @@ def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank:
             break
     if mesh is None:
         return None
-    r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask)
+    r = rule(op, [tuple(a.shape) for a in avals_in], out_shapes, batch_rank, batch_mask, mesh.size)
     found = axes_of(r, shardings)
     return [jax.sharding.NamedSharding(mesh, spec_of(fs, found)) for fs in r.outputs]
 
@@ -158,21 +197,32 @@ def _explicit(mesh: Any) -> bool:
     return any(str(t).endswith("Explicit") for t in getattr(mesh, "axis_types", ()))
 
 
-def _multi_device(ctx: Any) -> bool:
+# Before jax 0.10, custom_partitioning cannot convert an operand sharded over a Shardy
+# sub-axis (which Shardy picks for an extent the axis does not divide) and fails inside
+# XLA's compile, before the partition callback could replicate it ("shape=[2, 2] is
+# incompatible with mesh_shape", seen on 0.8.3). There, a call with any such extent is
+# not wrapped at all.
+_OLD_PARTITIONER = tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 10)
+
+
+def _devices(ctx: Any) -> int:
+    """How many devices the call is partitioned over: 1 on one device, or inside a
+    shard_map whose axes are all manual (the call is per-shard already)."""
     axis_context = lowering_axis_context(ctx)
     mesh = getattr(axis_context, "mesh", None)
-    if mesh is not None:  # inside shard_map: per-shard already when every axis is manual
+    if mesh is not None:
         manual = set(getattr(axis_context, "manual_axes", ()))
-        return mesh.size > 1 and manual != set(mesh.axis_names)
+        return 1 if manual == set(mesh.axis_names) else int(mesh.size)
     devices = getattr(axis_context, "device_assignment", None)
-    return devices is not None and len(devices) > 1
+    return 1 if devices is None else len(devices)
 
 
 def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     """`body`, the op's call, as a custom_partitioning op when several devices run it."""
-    if not _multi_device(ctx):
+    devices = _devices(ctx)
+    if devices <= 1:
         return body
-    from opspec import _primitive
+    from opspec import _primitive, _runtime
 
     op = params["op"]
     r = rule(
@@ -181,7 +231,12 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
         [tuple(a.shape) for a in ctx.avals_out],
         params["batch_rank"],
         params["batch_mask"],
+        devices,
     )
+    if r.uneven or (_OLD_PARTITIONER and any(e > 1 and e % devices for e in r.extents.values())):
+        # Lowered as a plain custom call, which both partitioners replicate: the unsharded
+        # call, on whole arrays, wherever the operands were sharded.
+        return body
 
     def infer(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
@@ -197,6 +252,16 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     reduce = shardy or not explicit
 
     def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> Any:
+        try:
+            return split(mesh, arg_shapes)
+        except Exception as e:  # raised inside XLA's compile: say which op and inputs
+            placed = ", ".join(
+                f"input '{spec.name}' {tuple(a.shape)} as {getattr(a.sharding, 'spec', a.sharding)}"
+                for spec, a in zip(op.inputs, arg_shapes)
+            )
+            raise _runtime.OpError(f"{op.package}.ops.{op.name}: cannot shard the call ({placed}): {e}") from e
+
+    def split(mesh: Any, arg_shapes: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
         if not reduce:
             found = {f: axes for f, axes in found.items() if f not in r.reduced}

@@ -13,6 +13,11 @@
   gives the same result;
 - ``zero-size``: each shape symbol (and a leading ``...``) set to 0 runs and gives the
   output shapes the spec implies;
+- ``split``: for each symbol the spec declares ``independent:`` (or ``reduce:``), the op
+  on pieces of the inputs cut along it (uneven, and one of a single element) equals the
+  whole call: the outputs concatenated (or combined with the declared ``sum``, ``max``,
+  ``min``), as the sharding rule would use them; a false declaration fails here
+  (``opspec/_split_check.py``);
 - ``grad``: ``jax.test_util.check_grads`` (forward and reverse, order 2) in float64 for
   every float input with a declared derivative (only under ``jax_enable_x64``), and an
   ``OpError`` naming the input for every float input without one.
@@ -36,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _primitive, _runtime
+from opspec import _primitive, _runtime, _split_check
 from opspec._runtime import Op, OpError
 
 __all__ = ["CheckReport", "check_op", "op_record"]
@@ -488,6 +493,7 @@ def check_op(
     eager = checker.check_jit()
     checker.check_vmap()
     checker.check_aliases(eager)
+    _split_check.check_splits(checker, eager, _close)
     checker.check_zero_size()
     checker.check_grads()
     return checker.report

@@ -1,0 +1,199 @@
+"""Test-only ops whose outputs at one position read other positions along a dim: the
+class a sharding rule must never split (issue 19). Each is written as a new user would,
+with correct unsharded results; each comes twice, as `<name>` with no `independent:`
+(the sharding rule must gather it) and as `<name>_claimed`, which falsely declares the
+dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise.
+
+`build(folder)` builds them once into the package `reading` (CMake, add_subdirectory of
+this source tree, CUDA OFF), and returns the folder to put on sys.path / PYTHONPATH."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SPECS = {
+    "cumsum": (
+        "[n]",
+        """\
+        doc: Cumulative sum, y[i] = x[0] + ... + x[i].
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        cpu: |
+          T total = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            total += x[i];
+            y[i] = total;
+          }
+        """,
+    ),
+    "softmax": (
+        "[n]",
+        """\
+        doc: Softmax over the last axis.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [..., n]}
+        outputs:
+          - {name: y, dtype: T, shape: [..., n]}
+        cpu: |
+          const int64_t rows = n ? x_size / n : 0;
+          for (int64_t r = 0; r < rows; ++r) {
+            const T *in = x + r * n;
+            T *out = y + r * n;
+            T top = in[0];
+            for (int64_t i = 1; i < n; ++i) top = in[i] > top ? in[i] : top;
+            T total = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              out[i] = (T)exp((double)(in[i] - top));
+              total += out[i];
+            }
+            for (int64_t i = 0; i < n; ++i) out[i] /= total;
+          }
+        """,
+    ),
+    "stencil3": (
+        "[n]",
+        """\
+        doc: 1-D 3-point stencil, y[i] = x[i-1] - 2 x[i] + x[i+1], zero outside.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          const T left = i > 0 ? x[i - 1] : (T)0;
+          const T right = i + 1 < n ? x[i + 1] : (T)0;
+          y[i] = left - 2 * x[i] + right;
+        """,
+    ),
+    "stencil5": (
+        "[m, n]",
+        """\
+        doc: 2-D 5-point stencil (Laplacian), zero outside.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [m, n]}
+        outputs:
+          - {name: y, dtype: T, shape: [m, n]}
+        launch: [m, n]
+        kernel: |
+          const T c = x[i * n + j];
+          const T up = i > 0 ? x[(i - 1) * n + j] : (T)0;
+          const T down = i + 1 < m ? x[(i + 1) * n + j] : (T)0;
+          const T left = j > 0 ? x[i * n + j - 1] : (T)0;
+          const T right = j + 1 < n ? x[i * n + j + 1] : (T)0;
+          y[i * n + j] = up + down + left + right - 4 * c;
+        """,
+    ),
+    "with_norm": (
+        "[n]",
+        """\
+        doc: y_out = x, and its Euclidean norm into a second output.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y_out, dtype: T, shape: [n]}
+          - {name: norm, dtype: T, shape: [1]}
+        cpu: |
+          double total = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            y_out[i] = x[i];
+            total += (double)x[i] * (double)x[i];
+          }
+          norm[0] = (T)sqrt(total);
+        """,
+    ),
+}
+
+AXPY = """\
+op: axpy
+doc: out = a * x + y, element-wise, for arrays of any (equal) shape.
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [...]}
+  - {name: y, dtype: T, shape: [...]}
+outputs:
+  - {name: out, dtype: T, shape: [...]}
+attrs:
+  - {name: a, type: float64, default: 2.0}
+derivatives:
+  x: {elementwise: "a"}
+  y: {elementwise: "1"}
+launch: [x_size]
+kernel: |
+  out[i] = (T)a * x[i] + y[i];
+independent: [...]
+"""
+
+
+def reference(name: str, x: np.ndarray) -> tuple:
+    """NumPy references of the reading ops (name without `_claimed`)."""
+    if name == "cumsum":
+        return (np.cumsum(x),)
+    if name == "softmax":
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True),)
+    if name == "stencil3":
+        p = np.pad(x, 1)
+        return (p[:-2] - 2 * x + p[2:],)
+    if name == "stencil5":
+        p = np.pad(x, 1)
+        return (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4 * x,)
+    if name == "with_norm":
+        return (x, np.array([np.sqrt((x * x).sum())]))
+    raise KeyError(name)
+
+
+def shape_of(name: str, size: int) -> tuple:
+    """An input shape for op `name` with dims of about `size`."""
+    return {"softmax": (3, size), "stencil5": (size, size + 2)}.get(name, (size,))
+
+
+def build(folder: Path) -> Path:
+    project = folder / "reading"
+    specs = project / "specs"
+    specs.mkdir(parents=True)
+    for name, (dims, text) in SPECS.items():
+        body = textwrap.dedent(text)
+        (specs / f"{name}.yaml").write_text(f"op: {name}\n{body}")
+        (specs / f"{name}_claimed.yaml").write_text(f"op: {name}_claimed\n{body}independent: {dims}\n")
+    (specs / "axpy.yaml").write_text(AXPY)
+    (project / "CMakeLists.txt").write_text(
+        textwrap.dedent(f"""\
+        cmake_minimum_required(VERSION 3.24)
+        project(reading LANGUAGES C)
+        add_subdirectory({ROOT.as_posix()} opspec)
+        opspec_add_extension(reading SPECS specs CUDA OFF CUDA_SIM OFF)
+        """)
+    )
+    build_dir = project / "build"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    configure = [
+        "cmake",
+        "-S",
+        str(project),
+        "-B",
+        str(build_dir),
+        *generator,
+        f"-DPython3_EXECUTABLE={sys.executable}",
+        "-DOPSPEC_CUDA=OFF",
+        "-DBUILD_TESTING=OFF",
+    ]
+    if shutil.which("ccache"):
+        configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    for cmd in (configure, ["cmake", "--build", str(build_dir), "-j", "2", "--target", "reading_opspec"]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=dict(os.environ))
+        assert r.returncode == 0, f"{cmd}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return build_dir / "python"
