@@ -7,6 +7,8 @@
   symbol inconsistent between inputs raises ``opspec._runtime.OpError`` naming the op and
   the input;
 - ``jit``: eager == ``jax.jit``;
+- ``backend``: every other backend the op has in this process (its CUDA kernels on the
+  CUDA simulator, ``backend="cuda_sim"``, and on a GPU, ``"cuda"``) == its CPU kernel;
 - ``vmap``: ``jax.vmap`` == a Python loop, batch size 3, for every combination of
   batched (``in_axes=0``) and unbatched (``None``) inputs with at least one batched;
 - ``alias``: where an output aliases an input, ``jax.jit`` with that input donated
@@ -17,7 +19,8 @@
   every float input with a declared derivative (only under ``jax_enable_x64``), and an
   ``OpError`` naming the input for every float input without one.
 
-It returns a ``CheckReport`` (which checks ran, which were skipped and why) and raises
+It returns a ``CheckReport`` (which checks ran; which were skipped, leaving something
+unchecked, and why; which do not apply to the op's spec, and why) and raises
 ``AssertionError`` naming the op and the check on a failure. docs/gradients.md,
 "Checking an op: opspec.testing.check_op".
 """
@@ -47,16 +50,25 @@ BATCH = 3
 @dataclasses.dataclass
 class CheckReport:
     """What ``check_op`` did: ``ran`` names each check that ran and passed (``"vmap
-    in_axes=(0, None)"``, ``"grad x"``, ...); ``skipped`` maps a check to why it did not run."""
+    in_axes=(0, None)"``, ``"grad x"``, ...); ``skipped`` maps a check that applies to the
+    op but did not run to why (something is left unchecked: no reference given, no
+    ``jax_enable_x64``, a backend not built); ``not_applicable`` maps a check the op's
+    spec leaves nothing to do for to why (no aliased output, a symbol used by one input,
+    no CUDA kernels). ``assert not report.skipped`` asks that everything was checked."""
 
     op: str
     ran: list = dataclasses.field(default_factory=list)
     skipped: dict = dataclasses.field(default_factory=dict)
+    not_applicable: dict = dataclasses.field(default_factory=dict)
 
     def __str__(self) -> str:
-        lines = [f"check_op {self.op}: {len(self.ran)} checks passed, {len(self.skipped)} skipped"]
+        lines = [
+            f"check_op {self.op}: {len(self.ran)} checks passed, {len(self.skipped)} skipped, "
+            f"{len(self.not_applicable)} not applicable"
+        ]
         lines += [f"  ok    {name}" for name in self.ran]
         lines += [f"  skip  {name}: {why}" for name, why in self.skipped.items()]
+        lines += [f"  n/a   {name}: {why}" for name, why in self.not_applicable.items()]
         return "\n".join(lines)
 
 
@@ -81,7 +93,7 @@ def op_record(op: Any) -> Op:
 def _function(op: Any, record: Op) -> Callable:
     if not isinstance(op, Op):
         return op
-    return lambda *args, **attrs: _runtime.call(record, args, attrs)
+    return lambda *args, backend=None, **attrs: _runtime.call(record, args, attrs, backend)
 
 
 def _defaults(fn: Callable) -> dict:
@@ -258,7 +270,12 @@ class _Checker:
         self.report.ran.append(name)
 
     def skip(self, name: str, why: str) -> None:
+        """`name` applies to the op but did not run: something is left unchecked."""
         self.report.skipped[name] = why
+
+    def not_applicable(self, name: str, why: str) -> None:
+        """The op's spec leaves `name` nothing to check."""
+        self.report.not_applicable[name] = why
 
     # ---- checks ------------------------------------------------------------------------
 
@@ -290,7 +307,7 @@ class _Checker:
                 self.expect_error("a wrong rank", spec, tuple(args))
                 self.ran(f"rank {spec.name}")
             else:
-                self.skip(f"rank {spec.name}", "its shape is '...' alone: every rank is valid")
+                self.not_applicable(f"rank {spec.name}", "its shape is '...' alone: every rank is valid")
 
         seen: dict = {}
         for i, spec in enumerate(rec.inputs):
@@ -300,7 +317,7 @@ class _Checker:
                     seen.setdefault(dim, []).append((i, d - len(fixed)))
         for symbol, places in seen.items():
             if len(places) < 2:
-                self.skip(f"symbol {symbol}", "used by one input only: nothing to be inconsistent with")
+                self.not_applicable(f"symbol {symbol}", "used by one input only: nothing to be inconsistent with")
                 continue
             i, axis = places[-1]
             x = self.args[i]
@@ -321,6 +338,31 @@ class _Checker:
         self.ran("jit")
         return eager
 
+    def check_backends(self) -> None:
+        """The op's CUDA kernels, on the simulator and on a GPU where this process has
+        them, against its CPU kernel, on the example arguments."""
+        package, name = self.record.package, self.record.name
+        want = None
+        for backend in ("cuda_sim", "cuda"):
+            check = f"backend {backend}"
+            if (package, name, backend) not in _runtime._TARGETS:
+                why = _runtime._UNAVAILABLE.get((package, backend))
+                if backend == "cuda_sim" and why is not None:
+                    self.skip(check, f"{why}: the op's CUDA kernels, if it has any, are not compared")
+                else:
+                    self.not_applicable(check, why or "the op has no CUDA kernels")
+                continue
+            if want is None:
+                want = self.on_backend("cpu")
+            self.compare(f"{check} (against backend 'cpu')", self.on_backend(backend), want)
+            self.ran(check)
+
+    def on_backend(self, backend: str) -> tuple:
+        """The outputs of `backend` for the example arguments, placed on its platform."""
+        device = jax.devices(_runtime.BACKENDS[backend])[0]
+        args = [jax.device_put(a, device) for a in self.args]
+        return tuple(np.asarray(o) for o in _outputs(self.fn(*args, backend=backend, **self.attrs)))
+
     def check_vmap(self) -> None:
         variants = self.variants()
         stacked = [np.stack(xs) for xs in zip(*variants)]
@@ -340,7 +382,7 @@ class _Checker:
 
     def check_aliases(self, eager: tuple) -> None:
         if not self.record.aliases:
-            self.skip("alias", "the spec declares no aliased outputs")
+            self.not_applicable("alias", "the spec declares no aliased outputs")
             return
         for i, j in self.record.aliases.items():
             name = f"alias {self.record.inputs[i].name} -> {self.record.outputs[j].name}"
@@ -367,19 +409,19 @@ class _Checker:
         if self.ellipsis is not None:
             cases.append(("...", dict(self.symbols), (0,)))
         if not cases:
-            self.skip("zero-size", "the spec has no shape symbols")
+            self.not_applicable("zero-size", "the spec has no shape symbols")
         for symbol, sizes, ellipsis in cases:
             name = f"zero-size {symbol}"
             try:
                 args = self.random_args(sizes, ellipsis)
-            except _NoValidData as e:
-                self.skip(name, str(e))
+            except _NoValidData as e:  # no valid call of this size exists
+                self.not_applicable(name, str(e))
                 continue
             core = [a.shape for a in args]
             try:
                 want = _primitive.out_shapes(rec, core, [a.dtype for a in args], dict(self.attrs_converted()))
             except OpError as e:
-                self.skip(name, f"the spec does not allow it ({e})")
+                self.not_applicable(name, f"the spec does not allow it ({e})")
                 continue
             got = self.call(*args)
             for spec, g, (shape, dtype) in zip(rec.outputs, got, want):
@@ -408,7 +450,7 @@ class _Checker:
         rec = self.record
         float_inputs = [i for i, s in enumerate(rec.inputs) if _is_float(self.args[i].dtype)]
         if not float_inputs:
-            self.skip("grad", "no float inputs")
+            self.not_applicable("grad", "no float inputs")
         for i in float_inputs:
             spec = rec.inputs[i]
             name = f"grad {spec.name}"
@@ -486,6 +528,7 @@ def check_op(
     checker.check_reference(reference)
     checker.check_rejection()
     eager = checker.check_jit()
+    checker.check_backends()
     checker.check_vmap()
     checker.check_aliases(eager)
     checker.check_zero_size()
