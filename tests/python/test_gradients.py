@@ -141,3 +141,86 @@ def test_undeclared_and_integer_inputs():
     # attributes are static: a traced attribute is refused
     with pytest.raises(OpError, match="attribute 'alpha'"):
         jax.grad(lambda a: ops.leaky_relu(V, alpha=a).sum())(0.1)
+
+
+def _faults(indices, indptr, n):
+    """The audit's bad CSR structures: each index fault at a position a row reads, each
+    indptr fault (the spec allows any indptr[0] >= 0, so a first entry > 0 is no fault)."""
+    nnz = len(indices)
+    k = nnz // 2  # inside a row: scipy's indptr runs from 0 to nnz
+    faults = {}
+    for name, value in [("index n", n), ("index past n", n + 7), ("negative index", -1), ("index -2^31", -(2**31))]:
+        bad = indices.copy()
+        bad[k] = value
+        faults[name] = (bad, indptr)
+    r = len(indptr) // 2
+    for name, change in [
+        ("indptr unsorted", lambda p: p.__setitem__(r, p[r + 1] + 1)),
+        ("indptr past nnz", lambda p: p.__setitem__(-1, nnz + 1)),
+        ("indptr negative", lambda p: p.__setitem__(0, -1)),
+    ]:
+        bad = indptr.copy()
+        change(bad)
+        faults[name] = (indices, bad)
+    return faults
+
+
+def _message(fn, *args):
+    try:
+        jax.block_until_ready(fn(*args))
+    except Exception as e:  # XLA's runtime error type differs between jax versions
+        return str(e).splitlines()[0]
+    return None
+
+
+def test_gradients_check_what_the_call_checks_under_jit(rng):
+    """A gradient with respect to csr_matvec's data is a jnp formula that does not need
+    the call's outputs; under jit XLA used to drop the call and with it the checks of
+    indices and indptr. Each fault raises, under every gradient, the call's error."""
+    m, data, indices, indptr = _csr(rng, 7, 6, density=0.6)
+    x, w = rng.standard_normal(6), rng.standard_normal(7)
+
+    def loss(d, ind, ptr, x):
+        return jnp.dot(w, ops.csr_matvec(d, ind, ptr, x))
+
+    call = jax.jit(lambda d, ind, ptr, x: ops.csr_matvec(d, ind, ptr, x))
+    gradients = {
+        "grad data": jax.jit(jax.grad(loss)),
+        "value_and_grad data": jax.jit(jax.value_and_grad(loss)),
+        "grad data and x": jax.jit(jax.grad(loss, argnums=(0, 3))),
+        "jacrev data": jax.jit(jax.jacrev(lambda d, ind, ptr, x: ops.csr_matvec(d, ind, ptr, x))),
+        "vmap of grad data": jax.jit(jax.vmap(jax.grad(loss), in_axes=(0, None, None, None))),
+        "grad data, checkpointed": jax.jit(jax.grad(jax.checkpoint(loss))),
+    }
+    # The valid structure: the gradients are right.
+    rows = np.repeat(np.arange(7), np.diff(indptr))
+    want = w[rows] * x[indices]
+    jacobian = np.zeros((7, len(data)))
+    jacobian[rows, np.arange(len(data))] = x[indices]
+    got = {name: g(data, indices, indptr, x) for name, g in gradients.items() if not name.startswith("vmap")}
+    np.testing.assert_allclose(got["grad data"], want, rtol=1e-12)
+    np.testing.assert_allclose(got["value_and_grad data"][1], want, rtol=1e-12)
+    np.testing.assert_allclose(got["grad data and x"][0], want, rtol=1e-12)
+    np.testing.assert_allclose(got["grad data and x"][1], m.toarray().T @ w, rtol=1e-12)
+    np.testing.assert_allclose(got["jacrev data"], jacobian, rtol=1e-12)
+    np.testing.assert_allclose(got["grad data, checkpointed"], want, rtol=1e-12)
+    batched = gradients["vmap of grad data"](np.stack([data, 2 * data]), indices, indptr, x)
+    np.testing.assert_allclose(batched, [want, want], rtol=1e-12)
+
+    for fault, (ind, ptr) in _faults(indices, indptr, 6).items():
+        expected = _message(call, data, ind, ptr, x)
+        assert expected is not None and "opspec csr_matvec: input" in expected, (fault, expected)
+        for name, g in gradients.items():
+            d = np.stack([data] * 2) if name.startswith("vmap") else data
+            assert _message(g, d, ind, ptr, x) == expected, (fault, name)
+
+
+def test_only_a_differentiated_call_is_kept():
+    """The call a derivative rule makes is a custom call with a side effect (XLA runs it
+    even where its outputs are unused); the op's other calls stay ordinary ones."""
+    data, indices, indptr, x = np.ones(2), np.array([0, 1], np.int32), np.array([0, 1, 2], np.int32), np.ones(2)
+    plain = jax.jit(lambda d: ops.csr_matvec(d, indices, indptr, x)).lower(data).as_text()
+    grad = jax.jit(jax.grad(lambda d: ops.csr_matvec(d, indices, indptr, x).sum())).lower(data).as_text()
+    sigmoid = jax.jit(jax.grad(lambda x: ops.sigmoid(x).sum())).lower(x).as_text()  # no `check:`
+    assert "has_side_effect = true" not in plain and "has_side_effect = true" not in sigmoid
+    assert "has_side_effect = true" in grad

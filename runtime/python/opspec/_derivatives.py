@@ -60,6 +60,23 @@ def _evaluate(formula: Any, scope: dict) -> Any:
     return formula(**{n: scope[n] for n in names})
 
 
+def _checked(op: Any) -> bool:
+    """Whether the op's call validates an input's contents (a `check:`)."""
+    return any(spec.check is not None for spec in op.inputs)
+
+
+def _tied(values: list, to: list) -> list:
+    """`values`, made to depend on `to` for XLA: whatever uses them keeps `to` computed.
+
+    The call of an op with `check:` inputs is what validates them (the handler's scans,
+    opspec_reject() in the body). A derivative may not need its outputs (csr_matvec's
+    data gradient is a jnp gather of x by indices), and XLA would then drop the call and
+    its checks. The derivative rules read the inputs through an optimization barrier
+    together with the call's outputs, so a gradient that reads them runs the call."""
+    tied, _ = lax.optimization_barrier((list(values), list(to)))
+    return tied
+
+
 def _batch_axes(batch_mask: tuple, level: int) -> list:
     return [0 if m >> level & 1 else None for m in batch_mask]
 
@@ -95,8 +112,12 @@ def jvp(p: Any, primals: Sequence, tangents: Sequence, **params: Any) -> tuple[l
     return list(outs), full_touts
 
 
-def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **params: Any) -> tuple[list, list]:
-    outs = p.bind(*primals, op=op, attrs=attrs, **params)
+def _jvp_one(
+    p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, kept: bool, **params: Any
+) -> tuple[list, list]:
+    outs = p.bind(*primals, op=op, attrs=attrs, kept=kept or _checked(op), **params)
+    if _checked(op):
+        primals = _tied(list(map(_array, primals)), outs)
     values = {spec.name: _array(x) for spec, x in zip(op.inputs, primals)}
     values.update({spec.name: _array(y) for spec, y in zip(op.outputs, outs)})
     touts: list = [None] * len(outs)
@@ -126,7 +147,7 @@ def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **
                 add(index[out], _evaluate(formula, scope))
         else:  # transpose: linear in this input, so its tangent is the op of the tangent
             args = [t if other is spec else x for other, x in zip(op.inputs, primals)]
-            for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, **params)):
+            for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, kept=False, **params)):
                 add(j, y)
     return list(outs), [_zero(y) if t is None else t for y, t in zip(outs, touts)]
 
@@ -195,4 +216,10 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
             )
         ct = _evaluate(d.formulas[spec.name], _scope(op, attrs, values))
         out.append(jnp.asarray(ct).astype(x.aval.dtype).reshape(x.aval.shape))
+    known = [_array(x) for x in args if not ad.is_undefined_primal(x)]
+    if _checked(op) and known:
+        # The inputs the JVP rule tied to the call: a cotangent depends on them even when
+        # its formula reads none of them, so it never runs without the call's checks.
+        ready = _tied([ct for ct in out if ct is not None], known)
+        out = [None if ct is None else ready.pop(0) for ct in out]
     return out

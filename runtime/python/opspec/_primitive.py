@@ -76,6 +76,7 @@ def bind(op: Any, arrays: Sequence[Any], attrs: dict, backend: str | None) -> li
         attrs=tuple(attrs.items()),
         batch_rank=0,
         batch_mask=(0,) * len(op.inputs),
+        kept=False,
     )
 
 
@@ -164,7 +165,9 @@ def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], att
     return outs
 
 
-def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple) -> list:
+def _abstract_eval(
+    *avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool
+) -> list:
     shapes = [tuple(a.shape) for a in avals]
     extents = batch_extents(op, shapes, batch_rank, batch_mask)
     core = [split_batch(s, m)[1] for s, m in zip(shapes, batch_mask)]
@@ -180,8 +183,12 @@ def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank:
 # ---- lowering -------------------------------------------------------------------------
 
 
-def ffi_body(op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, avals_out: Sequence) -> Callable:
-    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target."""
+def ffi_body(
+    op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool, avals_out: Sequence
+) -> Callable:
+    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target.
+    A `kept` call (opspec/_derivatives.py) is a custom call with a side effect, which XLA
+    runs even where its outputs are not used."""
     from opspec._runtime import target_name
 
     target = target_name(op, backend)
@@ -192,6 +199,7 @@ def ffi_body(op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: t
         target,
         [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals_out],
         input_output_aliases=op.aliases or None,
+        has_side_effect=kept,
     )
     return lambda *args: call(*args, **extra)
 
