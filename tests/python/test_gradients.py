@@ -2,6 +2,9 @@
 references (NumPy, SciPy, jnp, finite differences) on fresh random data. The sweep of
 every op through check_grads lives in test_check_op.py."""
 
+import dataclasses
+import pathlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,6 +16,7 @@ import opspec
 from opspec._runtime import OpError
 
 ops = opspec.ops
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _csr(rng, rows, cols, density=0.3):
@@ -224,3 +228,81 @@ def test_only_a_differentiated_call_is_kept():
     sigmoid = jax.jit(jax.grad(lambda x: ops.sigmoid(x).sum())).lower(x).as_text()  # no `check:`
     assert "has_side_effect = true" not in plain and "has_side_effect = true" not in sigmoid
     assert "has_side_effect = true" in grad
+
+
+def _spec_line(where):
+    path, line = where.rsplit(":", 1)
+    return (ROOT / path).read_text().splitlines()[int(line) - 1]
+
+
+def test_every_formula_knows_its_spec_line():
+    """ops.py records where each formula is in its spec: the line of its key."""
+    from opspec.testing import op_record
+
+    seen = 0
+    for name in opspec.ops.__all__:
+        record = op_record(getattr(ops, name))
+        for input, d in record.derivatives.items():
+            assert set(d.where) == set(d.formulas), (name, input)
+            for key, where in d.where.items():
+                assert where.startswith(f"specs/{name}.yaml:"), where
+                line = _spec_line(where)
+                assert d.kind in line or f"{key}:" in line, (where, line)
+                seen += 1
+    assert seen >= 20
+
+
+def test_a_formula_that_fails_while_jax_traces_it_names_the_op_input_and_spec_line(rng):
+    from opspec.testing import op_record
+
+    x = rng.standard_normal(6)
+    sigmoid = op_record(ops.sigmoid)
+    d = sigmoid.derivatives["x"]
+    # As if the spec misspelt a jnp function: the generated lambda, and the record's place.
+    misspelt = dataclasses.replace(d, formulas={"out": lambda jnp, out, **_: out * (1 - jnp.expp(out))})
+    broken = dataclasses.replace(sigmoid, derivatives={"x": misspelt})
+    with pytest.raises(OpError) as e:
+        jax.grad(lambda x: opspec._runtime.call(broken, (x,), {}).sum())(x)
+    where = d.where["out"]
+    assert str(e.value) == (
+        f"opspec.ops.sigmoid: input 'x': its elementwise derivative of output 'out' ({where}) failed while JAX "
+        "traced it: AttributeError: module 'jax.numpy' has no attribute 'expp'"
+    )
+    assert "elementwise" in _spec_line(where)
+    # A value of the wrong shape, in reverse mode (sum's transpose), under jit.
+    sum_ = op_record(ops.sum)
+    wide = dataclasses.replace(
+        sum_.derivatives["x"], formulas={"x": lambda jnp, out_bar, x, **_: jnp.broadcast_to(out_bar[0], (7,))}
+    )
+    with pytest.raises(
+        OpError,
+        match=r"opspec\.ops\.sum: input 'x': its transpose derivative \(specs/sum\.yaml:\d+\) "
+        r"failed while JAX traced it: ValueError: the cotangent has shape \(7,\), expected the input's \(6,\)",
+    ):
+        jax.jit(
+            jax.grad(lambda x: opspec._runtime.call(dataclasses.replace(sum_, derivatives={"x": wide}), (x,), {})[0])
+        )(x)
+
+
+def test_trying_a_formula_before_rebuilding(rng):
+    """opspec.testing.with_derivatives: the spec's syntax, no rebuild; the shipped op is
+    unchanged; a wrong formula fails check_op, a misspelt name fails at once, an error
+    while JAX traces it names the trial."""
+    from opspec.testing import check_op, with_derivatives
+
+    x = rng.standard_normal(8) + np.sign(rng.standard_normal(8))  # away from relu's kink
+    good = with_derivatives(ops.leaky_relu, x={"elementwise": "jnp.where(x > 0, 1.0, alpha)"})
+    np.testing.assert_allclose(jax.grad(lambda x: good(x, alpha=0.2).sum())(x), np.where(x > 0, 1.0, 0.2))
+    assert not check_op(good, x, alpha=0.2, reference=lambda x, alpha: np.where(x > 0, x, alpha * x)).skipped
+    wrong = with_derivatives(ops.leaky_relu, x={"elementwise": "jnp.where(x > 0, 1.0, 2 * alpha)"})
+    with pytest.raises(AssertionError, match="grad x: the declared derivative"):
+        check_op(wrong, x, alpha=0.2)
+    np.testing.assert_allclose(jax.grad(lambda x: ops.leaky_relu(x, alpha=0.2).sum())(x), np.where(x > 0, 1.0, 0.2))
+    # one formula per output, and a shape symbol
+    stats = with_derivatives(ops.abs_two_pass, x={"jvp": {"out": "jnp.sign(x) * x_dot * jnp.ones(n)"}})
+    np.testing.assert_allclose(jax.jvp(stats, (x,), (np.ones(8),))[1], np.sign(x))
+    with pytest.raises(OpError, match=r"opspec\.ops\.sigmoid: input 'x': unknown name 'xx' in the formula for 'out'"):
+        with_derivatives(ops.sigmoid, x={"elementwise": "out * (1 - xx)"})
+    late = with_derivatives(ops.sigmoid, x={"elementwise": "out * (1 - jnp.expp(out))"})
+    with pytest.raises(OpError, match=r"of output 'out' \(opspec\.testing\.with_derivatives\) failed while JAX traced"):
+        jax.grad(lambda x: late(x).sum())(x)

@@ -193,6 +193,8 @@ def ffi_body(
 
     target = target_name(op, backend)
     extra = dict(attrs)
+    if op.fingerprint:  # checked by the handler: an export made before the kernel changed fails
+        extra["opspec_kernel"] = op.fingerprint
     if batch_rank:
         extra["opspec_batch"] = np.array((batch_rank, *batch_mask), dtype=np.int64)
     call = jax.ffi.ffi_call(

@@ -27,6 +27,7 @@ unchecked, and why; which do not apply to the op's spec, and why) and raises
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import inspect
 import itertools
@@ -42,7 +43,7 @@ import numpy as np
 from opspec import _primitive, _runtime
 from opspec._runtime import Op, OpError
 
-__all__ = ["CheckReport", "check_op", "op_record"]
+__all__ = ["CheckReport", "check_op", "op_record", "with_derivatives"]
 
 BATCH = 3
 
@@ -82,12 +83,96 @@ def op_record(op: Any) -> Op:
     package its module belongs to. A record passes through."""
     if isinstance(op, Op):
         return op
+    trial = getattr(op, "_opspec_record", None)  # a function with_derivatives made
+    if isinstance(trial, Op):
+        return trial
     module = sys.modules.get(getattr(op, "__module__", ""), None)
     record = getattr(module, f"_op_{getattr(op, '__name__', '')}", None)
     if not isinstance(record, Op):
         raise TypeError(f"{op!r} is not an opspec op (no record _op_<name> in its module)")
     package = op.__module__.rsplit(".", 1)[0]
     return record if record.package == package else dataclasses.replace(record, package=package)
+
+
+_SCOPE_MODULES = ("jnp", "lax", "jax", "np", "ops")
+_BUILTINS = ("abs", "float", "int", "len", "max", "min", "range", "sum", "tuple")  # as in ops.py
+
+
+def _formula(record: Op, input: str, key: str, text: str) -> Callable:
+    """A formula in the spec's syntax as the generator writes it into ops.py: a lambda
+    taking the names it reads. Names it cannot read are an OpError, as opspec-gen's."""
+    import ast
+
+    what = f"input '{input}'"
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        _runtime._fail(record, what, f"formula {text!r} is not a Python expression: {e.msg}")
+    known = {s.name for s in record.inputs} | {s.name for s in record.outputs} | {a.name for a in record.attrs}
+    known |= {f"{s.name}_dot" for s in record.inputs} | {f"{s.name}_bar" for s in record.outputs}
+    known |= {d for s in record.inputs for d in s.shape if isinstance(d, str)}  # shape symbols
+    known |= set(_SCOPE_MODULES)
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(_BUILTINS))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        _runtime._fail(
+            record,
+            what,
+            f"unknown name '{unknown[0]}' in the formula for '{key}' (a formula reads the op's inputs, outputs, "
+            f"attributes and shape symbols, <input>_dot, <output>_bar, {', '.join(_SCOPE_MODULES)} and the builtins "
+            f"{', '.join(_BUILTINS)})",
+        )
+    params = "".join(f"{n}, " for n in names)
+    # The user's own formula, as ops.py would hold it.
+    return eval(f"lambda {params}**_: ({' '.join(text.split())})", {"__builtins__": builtins})  # noqa: S307
+
+
+def with_derivatives(op: Any, **derivatives: Any) -> Callable:
+    """`op` with the derivatives of some inputs replaced, to try a formula before
+    rebuilding. Each keyword is an input; its value is what the spec's `derivatives:`
+    entry would say, as a dict: ``{"elementwise": "1 / (1 + jnp.exp(-x))"}``, or with one
+    formula per output, ``{"jvp": {"mean": "...", "var": "..."}}``. Returns a function
+    called as the op is (inputs, attributes, ``backend=``), which ``jax.grad`` and
+    ``check_op`` differentiate with the new formulas (docs/gradients.md)."""
+    record = op_record(op)
+    inputs = {s.name for s in record.inputs}
+    outputs = [s.name for s in record.outputs]
+    replaced = dict(record.derivatives)
+    for input, entry in derivatives.items():
+        if input not in inputs:
+            raise TypeError(f"{record!r}: no input '{input}' (inputs: {', '.join(sorted(inputs))})")
+        if not isinstance(entry, dict) or len(entry) != 1:
+            raise TypeError(f"{record!r}: input '{input}': give one {{kind: formula}}, got {entry!r}")
+        ((kind, formulas),) = entry.items()
+        if kind not in ("elementwise", "jvp", "transpose"):
+            raise TypeError(f"{record!r}: input '{input}': kind {kind!r} is not elementwise, jvp or transpose")
+        if isinstance(formulas, str):
+            if kind != "transpose" and len(outputs) != 1:
+                raise TypeError(f"{record!r}: input '{input}': name the output of each formula ({', '.join(outputs)})")
+            formulas = {input if kind == "transpose" else outputs[0]: formulas}
+        for key in formulas:
+            if key not in (inputs if kind == "transpose" else outputs):
+                raise TypeError(f"{record!r}: input '{input}': {kind} formula for unknown '{key}'")
+        replaced[input] = _runtime.Derivative(
+            kind,
+            {key: _formula(record, input, key, text) for key, text in formulas.items()},
+            {key: "opspec.testing.with_derivatives" for key in formulas},
+        )
+    # A record of its own: JAX keys the rules by primitive (package, name), and reads the
+    # derivatives from the record each call binds, so the shipped op is not changed.
+    trial = dataclasses.replace(record, derivatives=replaced)
+
+    def call(*args: Any, backend: str | None = None, **attrs: Any) -> Any:
+        attrs = {**_defaults(fn), **attrs} if fn is not None else attrs
+        return _runtime.call(trial, args, attrs, backend)
+
+    fn = op if not isinstance(op, Op) else None
+    if fn is not None:
+        call.__wrapped__ = fn  # type: ignore[attr-defined]  # its signature: the attributes' defaults
+    call.__name__ = record.name
+    call.__doc__ = f"{record!r} with the derivatives of {', '.join(derivatives)} from with_derivatives."
+    call._opspec_record = trial  # type: ignore[attr-defined]
+    return call
 
 
 def _function(op: Any, record: Op) -> Callable:
