@@ -328,3 +328,35 @@ def test_the_handler_checks_the_recorded_fingerprint(rng):
     want = np.where(x > 0, x, 0.25 * x)
     fingerprint = opspec.testing.op_record(ops.leaky_relu).fingerprint
     np.testing.assert_allclose(lr(x, alpha=np.float64(0.25), opspec_kernel=fingerprint), want, rtol=1e-12)
+
+
+def test_the_fingerprint_follows_the_code_not_the_spec_text(tmp_path):
+    """opspec-gen's fingerprint: the same for a moved spec, an edited doc or comment;
+    another for an edited body (and the record in ops.py carries the descriptor's)."""
+    import re
+
+    gen = os.path.abspath(
+        os.environ.get("OPSPEC_GEN")
+        or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
+        or ROOT / "build" / "generator" / "opspec-gen"
+    )
+    if not os.path.exists(gen):
+        pytest.skip("opspec-gen not built (OPSPEC_REGENERATE=OFF)")
+
+    def fingerprint(text: str, folder: str) -> str:
+        spec = tmp_path / folder / "twice.yaml"
+        spec.parent.mkdir(parents=True)
+        spec.write_text(text)
+        out = tmp_path / folder / "out"
+        r = subprocess.run([gen, "--quiet", "--out", str(out), str(spec)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        c = re.search(r'\.fingerprint = "([0-9a-f]{16})"', (out / "ops" / "twice_ffi.c").read_text()).group(1)
+        py = re.search(r'fingerprint="([0-9a-f]{16})"', (out / "python" / "ops.py").read_text()).group(1)
+        assert c == py
+        return c
+
+    base = fingerprint(TWICE, "a")
+    assert fingerprint("# a comment first\n" + TWICE.replace("the test edits", "a test edits"), "b/c") == base
+    assert fingerprint(TWICE.replace("2 * x[i];", "2 * x[i]; /* twice */"), "d") == base
+    assert fingerprint(TWICE.replace("2 * x[i];", "3 * x[i];"), "e") != base
+    assert fingerprint(TWICE.replace("T: [float32, float64]", "T: [float32]"), "f") != base

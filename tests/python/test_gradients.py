@@ -157,9 +157,8 @@ def _faults(indices, indptr, n):
         bad = indices.copy()
         bad[k] = value
         faults[name] = (bad, indptr)
-    r = len(indptr) // 2
     for name, change in [
-        ("indptr unsorted", lambda p: p.__setitem__(r, p[r + 1] + 1)),
+        ("indptr unsorted", lambda p: p.__setitem__(slice(-2, None), (nnz, nnz - 1))),  # in range, decreasing
         ("indptr past nnz", lambda p: p.__setitem__(-1, nnz + 1)),
         ("indptr negative", lambda p: p.__setitem__(0, -1)),
     ]:
@@ -214,6 +213,7 @@ def test_gradients_check_what_the_call_checks_under_jit(rng):
     for fault, (ind, ptr) in _faults(indices, indptr, 6).items():
         expected = _message(call, data, ind, ptr, x)
         assert expected is not None and "opspec csr_matvec: input" in expected, (fault, expected)
+        assert ("expected non-decreasing values" in expected) == (fault == "indptr unsorted"), expected
         for name, g in gradients.items():
             d = np.stack([data] * 2) if name.startswith("vmap") else data
             assert _message(g, d, ind, ptr, x) == expected, (fault, name)
