@@ -171,8 +171,9 @@ def _faults(indices, indptr, n):
 def _message(fn, *args):
     try:
         jax.block_until_ready(fn(*args))
-    except Exception as e:  # XLA's runtime error type differs between jax versions
-        return str(e).splitlines()[0]
+    except Exception as e:  # XLA's runtime error type and prefix differ between jax versions
+        text = str(e)
+        return text[text.find("opspec ") :].splitlines()[0]
     return None
 
 
