@@ -10,6 +10,7 @@
 
 #include "emit_ctx.h"
 #include "escape.h"
+#include "fingerprint.h"
 
 #define OG_LINE_MARKER "#line __OPSPEC_LINE__"
 
@@ -219,10 +220,29 @@ void og_produced_free(og_produced *produced) {
   memset(produced, 0, sizeof *produced);
 }
 
+_Static_assert(sizeof((og_op *)0)->fingerprint == OG_FINGERPRINT_LEN + 1, "a fingerprint's hex and its NUL");
+
+/* Sets op->fingerprint: the hash of every per-op file rendered with an empty
+ * fingerprint (the FFI file carries it). Rendering errors are left to the real render. */
+static void og_fingerprint_op(og_tmpl_env *env, og_op *op, const char *package) {
+  enum { nfiles = sizeof og_op_files / sizeof *og_op_files };
+  og_buf texts[nfiles] = {{0}};
+  og_diag quiet = {0};
+  op->fingerprint[0] = '\0';
+  og_value *ctx = og_ctx_op(op);
+  og_map_set_str(ctx, "package", package);
+  for (size_t f = 0; f < nfiles; ++f) og_tmpl_render(env, og_op_files[f].tmpl, ctx, &texts[f], &quiet);
+  og_value_free(ctx);
+  snprintf(op->fingerprint, sizeof op->fingerprint, "%016llx", (unsigned long long)og_code_fingerprint(texts, nfiles));
+  for (size_t f = 0; f < nfiles; ++f) og_buf_free(&texts[f]);
+  og_diag_free(&quiet);
+}
+
 bool og_emit_render(og_tmpl_env *env, og_op *const *ops, size_t nops, const char *out_dir, const char *package,
                     og_produced *produced, og_diag *d) {
   bool ok = true;
   for (size_t i = 0; i < nops; ++i) {
+    og_fingerprint_op(env, ops[i], package);
     og_value *ctx = og_ctx_op(ops[i]);
     og_map_set_str(ctx, "package", package);
     for (size_t f = 0; f < sizeof og_op_files / sizeof *og_op_files; ++f) {

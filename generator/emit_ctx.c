@@ -329,6 +329,19 @@ static og_value *og_py_params(const og_op *op, bool typed) {
 
 /* A formula as the body of a lambda that takes the names it reads: one line, in
  * parentheses (a YAML block's line breaks become spaces). */
+/* The body of a one-line Python string literal: og_escape_py_string's escapes, and a
+ * newline (which a path may hold) as \n. */
+static void og_escape_py_line(og_buf *out, const char *text) {
+  og_buf escaped = {0};
+  og_escape_py_string(&escaped, text);
+  for (const char *p = og_buf_str(&escaped); *p; ++p)
+    if (*p == '\n')
+      og_buf_puts(out, "\\n");
+    else
+      og_buf_putc(out, *p);
+  og_buf_free(&escaped);
+}
+
 static void og_py_lambda(og_buf *b, const og_formula *f) {
   og_buf_puts(b, "lambda ");
   for (size_t k = 0; k < f->nnames; ++k) og_buf_printf(b, "%s, ", f->names[k]);
@@ -358,6 +371,17 @@ static void og_py_derivatives(og_value *lines, const og_op *op, og_buf *b) {
       og_line(lines, "%s", og_buf_str(b));
     }
     og_line(lines, "            },");
+    /* Where each formula is in the spec: an error while JAX traces it says so. */
+    og_buf_clear(b);
+    og_buf_puts(b, "            where={");
+    for (size_t f = 0; f < dv->nformulas; ++f) {
+      const og_formula *fm = &dv->formulas[f];
+      og_buf_printf(b, "%s\"%s\": \"", f ? ", " : "", fm->output >= 0 ? op->outputs[fm->output].name : input);
+      og_escape_py_line(b, fm->loc.src ? fm->loc.src->path : op->src->path);
+      og_buf_printf(b, ":%d\"", fm->loc.line);
+    }
+    og_buf_puts(b, "},");
+    og_line(lines, "%s", og_buf_str(b));
     og_line(lines, "        ),");
   }
   og_line(lines, "    },");
@@ -433,6 +457,8 @@ static og_value *og_ctx_python(const og_op *op) {
     og_buf_puts(&b, ",");
     og_line(lines, "%s", og_buf_str(&b));
   }
+  if (op->fingerprint[0]) /* the generated code's, which exports record (opspec/_primitive.py) */
+    og_line(lines, "    fingerprint=\"%s\",", op->fingerprint);
   og_line(lines, ")");
   og_line(lines, "%s", "");
   og_line(lines, "%s", "");
@@ -499,6 +525,7 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_current_op = op;
   og_value *v = og_value_map();
   og_map_set_str(v, "name", op->name);
+  og_map_set_str(v, "fingerprint", op->fingerprint);
   og_buf guard = {0};
   og_buf_puts(&guard, "OPSPEC_OP_");
   for (const char *p = op->name; *p; ++p) og_buf_putc(&guard, (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p));

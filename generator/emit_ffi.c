@@ -359,6 +359,9 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   static const char *const names[] = {"inputs", "outputs", "scratch"};
   og_value *desc = og_lines();
   og_line(desc, "    .name = \"%s\",", op->name);
+  /* The generated code's fingerprint (empty while it is computed): a call that carries
+   * another one was exported before the code changed. */
+  og_line(desc, "    .fingerprint = \"%s\",", op->fingerprint);
   og_line(desc, "    .args_size = sizeof(opspec_%s_args),", op->name);
   for (size_t l = 0; l < 3; ++l) {
     if (!counts[l]) continue;

@@ -68,11 +68,13 @@ _op_abs_two_pass = _Op(
             {
                 "out": lambda jnp, x, **_: (jnp.sign(x)),
             },
+            where={"out": "specs/abs_two_pass.yaml:14"},
         ),
     },
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
+    fingerprint="9c7c736bd35920a8",
 )
 
 
@@ -105,17 +107,20 @@ _op_add = _Op(
             {
                 "out": lambda **_: (1),
             },
+            where={"out": "specs/add.yaml:14"},
         ),
         "y": _Derivative(
             "elementwise",
             {
                 "out": lambda **_: (1),
             },
+            where={"out": "specs/add.yaml:15"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="2770dbd2c5e82f72",
 )
 
 
@@ -147,10 +152,12 @@ _op_block_sum = _Op(
             {
                 "x": lambda block_sums_bar, jnp, x, **_: (jnp.repeat(block_sums_bar, 256)[: x.shape[0]]),
             },
+            where={"x": "specs/block_sum.yaml:11"},
         ),
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
+    fingerprint="9e3a91c8cf845cdc",
 )
 
 
@@ -184,16 +191,19 @@ _op_csr_matvec = _Op(
             {
                 "data": lambda indices, indptr, jnp, x, y_bar, **_: (x[indices] * jnp.append(y_bar, 0)[jnp.where( (jnp.arange(indices.shape[0]) >= indptr[0]) & (jnp.arange(indices.shape[0]) < indptr[-1]), jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1, y_bar.shape[0])]),
             },
+            where={"data": "specs/csr_matvec.yaml:19"},
         ),
         "x": _Derivative(
             "transpose",
             {
                 "x": lambda data, indices, indptr, ops, x, y_bar, **_: (ops.csr_rmatvec(data, indices, indptr, y_bar, n=x.shape[0])),
             },
+            where={"x": "specs/csr_matvec.yaml:23"},
         ),
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
+    fingerprint="67d2cc34896bea7f",
 )
 
 
@@ -230,16 +240,19 @@ _op_csr_rmatvec = _Op(
             {
                 "y": lambda data, indices, indptr, jnp, ops, x_bar, y, **_: (jnp.concatenate([ops.csr_matvec(data, indices, indptr, x_bar), jnp.zeros(y.shape[0], x_bar.dtype)])[: y.shape[0]]),
             },
+            where={"y": "specs/csr_rmatvec.yaml:19"},
         ),
         "data": _Derivative(
             "transpose",
             {
                 "data": lambda indices, indptr, jnp, x_bar, y, **_: (x_bar[indices] * jnp.append(y, 0)[jnp.where( (jnp.arange(indices.shape[0]) >= indptr[0]) & (jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1 < jnp.minimum(y.shape[0], indptr.shape[0] - 1)), jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1, y.shape[0])]),
             },
+            where={"data": "specs/csr_rmatvec.yaml:23"},
         ),
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
+    fingerprint="364fe7781cd1ba72",
 )
 
 
@@ -279,17 +292,20 @@ _op_exp_decay = _Op(
             {
                 "out": lambda decay, jnp, **_: (jnp.exp(-decay[0])),
             },
+            where={"out": "specs/exp_decay.yaml:11"},
         ),
         "decay": _Derivative(
             "jvp",
             {
                 "out": lambda decay_dot, out, **_: (-out * decay_dot[0]),
             },
+            where={"out": "specs/exp_decay.yaml:12"},
         ),
     },
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
+    fingerprint="316f24cc6208b785",
 )
 
 
@@ -321,23 +337,27 @@ _op_exp_trace = _Op(
             {
                 "out": lambda jnp, tau_inv, **_: (jnp.exp(-tau_inv[0])),
             },
+            where={"out": "specs/exp_trace.yaml:14"},
         ),
         "spikes": _Derivative(
             "elementwise",
             {
                 "out": lambda **_: (1),
             },
+            where={"out": "specs/exp_trace.yaml:15"},
         ),
         "tau_inv": _Derivative(
             "jvp",
             {
                 "out": lambda jnp, tau_inv, tau_inv_dot, trace, **_: (trace * -jnp.exp(-tau_inv[0]) * tau_inv_dot[0]),
             },
+            where={"out": "specs/exp_trace.yaml:16"},
         ),
     },
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
+    fingerprint="5ba518891b36316b",
 )
 
 
@@ -371,17 +391,20 @@ _op_hadamard = _Op(
             {
                 "C": lambda B, **_: (B),
             },
+            where={"C": "specs/hadamard.yaml:13"},
         ),
         "B": _Derivative(
             "elementwise",
             {
                 "C": lambda A, **_: (A),
             },
+            where={"C": "specs/hadamard.yaml:14"},
         ),
     },
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
+    fingerprint="90316f6c23aa3a46",
 )
 
 
@@ -412,11 +435,13 @@ _op_leaky_relu = _Op(
             {
                 "out": lambda alpha, jnp, x, **_: (jnp.where(x > 0, 1.0, alpha)),
             },
+            where={"out": "specs/leaky_relu.yaml:11"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="c9f552042c414f20",
 )
 
 
@@ -455,6 +480,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
+    fingerprint="fce4112ef18d2a88",
 )
 
 
@@ -500,6 +526,7 @@ _op_lif_surrogate = _Op(
                 "V_out": lambda dt, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 0.0, 1 - dt[0] * tau_inv[0])),
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: ((1 - dt[0] * tau_inv[0]) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"V_out": "specs/lif_surrogate.yaml:26", "spikes": "specs/lif_surrogate.yaml:27"},
         ),
         "I_ext": _Derivative(
             "elementwise",
@@ -507,6 +534,7 @@ _op_lif_surrogate = _Op(
                 "V_out": lambda dt, jnp, spikes, **_: (jnp.where(spikes > 0, 0.0, dt[0])),
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (dt[0] / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"V_out": "specs/lif_surrogate.yaml:30", "spikes": "specs/lif_surrogate.yaml:31"},
         ),
         "tau_inv": _Derivative(
             "elementwise",
@@ -514,12 +542,14 @@ _op_lif_surrogate = _Op(
                 "V_out": lambda V, V_rest, dt, jnp, spikes, **_: (jnp.where(spikes > 0, 0.0, -dt[0] * (V - V_rest[0]))),
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (-dt[0] * (V - V_rest[0]) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"V_out": "specs/lif_surrogate.yaml:34", "spikes": "specs/lif_surrogate.yaml:35"},
         ),
         "V_th": _Derivative(
             "elementwise",
             {
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (-1 / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"spikes": "specs/lif_surrogate.yaml:38"},
         ),
         "V_rest": _Derivative(
             "elementwise",
@@ -527,6 +557,7 @@ _op_lif_surrogate = _Op(
                 "V_out": lambda dt, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 1.0, dt[0] * tau_inv[0])),
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: (dt[0] * tau_inv[0] / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"V_out": "specs/lif_surrogate.yaml:41", "spikes": "specs/lif_surrogate.yaml:42"},
         ),
         "dt": _Derivative(
             "elementwise",
@@ -534,11 +565,13 @@ _op_lif_surrogate = _Op(
                 "V_out": lambda I_ext, V, V_rest, jnp, spikes, tau_inv, **_: (jnp.where(spikes > 0, 0.0, -(V - V_rest[0]) * tau_inv[0] + I_ext)),
                 "spikes": lambda I_ext, V, V_rest, V_th, dt, jnp, slope, tau_inv, **_: ((-(V - V_rest[0]) * tau_inv[0] + I_ext) / (1 + slope * jnp.abs(V + dt[0] * (-(V - V_rest[0]) * tau_inv[0] + I_ext) - V_th[0])) ** 2),
             },
+            where={"V_out": "specs/lif_surrogate.yaml:45", "spikes": "specs/lif_surrogate.yaml:46"},
         ),
     },
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
+    fingerprint="899006645b31c971",
 )
 
 
@@ -582,18 +615,21 @@ _op_matvec = _Op(
             {
                 "out": lambda A_dot, x, **_: (A_dot @ x),
             },
+            where={"out": "specs/matvec.yaml:10"},
         ),
         "x": _Derivative(
             "transpose",
             {
                 "x": lambda A, ops, out_bar, **_: (ops.matvec(A.T, out_bar)),
             },
+            where={"x": "specs/matvec.yaml:11"},
         ),
     },
     reduce={"cols": "sum"},
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
+    fingerprint="4a8397fba8801ddc",
 )
 
 
@@ -621,11 +657,13 @@ _op_max = _Op(
             {
                 "out": lambda jnp, out, x, x_dot, **_: (jnp.sum(jnp.where(x == out[0], x_dot, 0)) / jnp.sum(x == out[0])),
             },
+            where={"out": "specs/max.yaml:10"},
         ),
     },
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="9a016b67c4f079dd",
 )
 
 
@@ -655,17 +693,20 @@ _op_parallel_add = _Op(
             {
                 "out": lambda **_: (1),
             },
+            where={"out": "specs/parallel_add.yaml:13"},
         ),
         "y": _Derivative(
             "elementwise",
             {
                 "out": lambda **_: (1),
             },
+            where={"out": "specs/parallel_add.yaml:14"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="277419180ba4a001",
 )
 
 
@@ -696,11 +737,13 @@ _op_relu = _Op(
             {
                 "out": lambda jnp, x, **_: (jnp.where(x > 0, 1.0, 0.0)),
             },
+            where={"out": "specs/relu.yaml:9"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="0f63a82cc3e7b609",
 )
 
 
@@ -731,10 +774,12 @@ _op_running_stats = _Op(
                 "mean": lambda jnp, x_dot, **_: (jnp.mean(x_dot)),
                 "std": lambda jnp, mean, std, x, x_dot, **_: (jnp.mean((x - mean[0]) * x_dot) / std[0]),
             },
+            where={"mean": "specs/running_stats.yaml:14", "std": "specs/running_stats.yaml:15"},
         ),
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
+    fingerprint="27cb5b27b27a0a7a",
 )
 
 
@@ -766,17 +811,20 @@ _op_scale = _Op(
             {
                 "x": lambda ops, out_bar, s, **_: (ops.scale(out_bar, s)),
             },
+            where={"x": "specs/scale.yaml:10"},
         ),
         "s": _Derivative(
             "jvp",
             {
                 "out": lambda s_dot, x, **_: (x * s_dot[0]),
             },
+            where={"out": "specs/scale.yaml:11"},
         ),
     },
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
+    fingerprint="adf4e299fa23302e",
 )
 
 
@@ -804,11 +852,13 @@ _op_sigmoid = _Op(
             {
                 "out": lambda out, **_: (out * (1 - out)),
             },
+            where={"out": "specs/sigmoid.yaml:9"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
+    fingerprint="5dd18ee5266cd35b",
 )
 
 
@@ -839,6 +889,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
+    fingerprint="8f1e10cd0259eb92",
 )
 
 
@@ -874,11 +925,13 @@ _op_split = _Op(
                 "pos": lambda jnp, x, **_: (jnp.where(x > 0, 1.0, 0.0)),
                 "neg": lambda jnp, x, **_: (jnp.where(x < 0, 1.0, 0.0)),
             },
+            where={"pos": "specs/split.yaml:12", "neg": "specs/split.yaml:13"},
         ),
     },
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
+    fingerprint="9c4984f587e4986f",
 )
 
 
@@ -905,11 +958,13 @@ _op_sum = _Op(
             {
                 "x": lambda jnp, out_bar, x, **_: (jnp.broadcast_to(out_bar[0], x.shape)),
             },
+            where={"x": "specs/sum.yaml:9"},
         ),
     },
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
+    fingerprint="78256a825af2224a",
 )
 
 

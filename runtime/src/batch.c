@@ -92,9 +92,9 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     batch->count *= first->dims[k]; /* dims of a buffer XLA allocated: the product fits */
   }
 
-  if (cf->attrs.size > OPSPEC_MAX_ATTRS)
+  if (cf->attrs.size > OPSPEC_MAX_ATTRS + 2)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                        "%lld attributes besides opspec_batch, more than the %d an op can have",
+                        "%lld attributes besides opspec_batch, more than an op's %d and opspec_kernel",
                         (long long)cf->attrs.size - 1, OPSPEC_MAX_ATTRS);
   batch->frame = *cf;
   for (int32_t i = 0; i < op->ninputs; ++i) {

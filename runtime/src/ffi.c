@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "opspec/dtypes.h"
+#include "opspec/registry.h"
 
 const char *opspec_dtype_name(int32_t dtype) {
   switch (dtype) {
@@ -309,6 +310,34 @@ opspec_append(char *buf, size_t n, size_t *used, const char *fmt, ...) {
   *used = k < 0 ? n : *used + (size_t)k;
 }
 
+/* The attribute in which a call records the fingerprint of the op's generated code. */
+#define OPSPEC_KERNEL_ATTR "opspec_kernel"
+
+/* Which attribute is opspec_kernel, or -1. */
+static int64_t opspec_find_kernel_attr(const XLA_FFI_CallFrame *cf) {
+  for (int64_t j = 0; j < cf->attrs.size; ++j)
+    if (opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR)) return j;
+  return -1;
+}
+
+/* A call compiled, or exported, for other generated code than this build's (an edited
+ * body, prologue or kernel) would silently run the new code: refused, naming the op.
+ * A call without a fingerprint (an export from an opspec without them, or a record
+ * made by hand) is not checked, nor is an op built without one. */
+static XLA_FFI_Error *opspec_check_fingerprint(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t k) {
+  if (cf->attrs.types[k] != XLA_FFI_AttrType_STRING)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "attribute '" OPSPEC_KERNEL_ATTR "': expected a string, got %s",
+                        cf->attrs.types[k] == XLA_FFI_AttrType_SCALAR ? "a scalar" : "another kind of value");
+  const XLA_FFI_ByteSpan *got = cf->attrs.attrs[k];
+  if (!op->fingerprint || !op->fingerprint[0] || opspec_name_is(got, op->fingerprint)) return NULL;
+  return opspec_error(cf, XLA_FFI_Error_Code_FAILED_PRECONDITION, op->name,
+                      "the kernel changed: this call of %s.ops.%s was exported (or compiled) for its generated code "
+                      "with fingerprint %.*s, but this build's is %s (its body, prologue or kernels differ). "
+                      "Export the computation again with this build, or call it with the build it was exported from",
+                      opspec_package_name, op->name, (int)(got->len > 64 ? 64 : got->len), got->ptr, op->fingerprint);
+}
+
 static bool opspec_call_has_attr(XLA_FFI_CallFrame *cf, const char *name) {
   for (int64_t j = 0; j < cf->attrs.size; ++j)
     if (opspec_name_is(cf->attrs.names[j], name)) return true;
@@ -332,7 +361,7 @@ static XLA_FFI_Error *opspec_attr_mismatch(XLA_FFI_CallFrame *cf, const opspec_o
       opspec_append(missing, sizeof missing, &missing_used, "%s'%s' (%s)", missing_count++ ? ", " : "",
                     op->attrs[i].name, opspec_dtype_name(op->attrs[i].dtype));
   for (int64_t j = 0; j < cf->attrs.size; ++j)
-    if (!opspec_op_has_attr(op, cf->attrs.names[j]))
+    if (!opspec_op_has_attr(op, cf->attrs.names[j]) && !opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR))
       opspec_append(unexpected, sizeof unexpected, &unexpected_used, "%s'%.*s'", unexpected_count++ ? ", " : "",
                     (int)cf->attrs.names[j]->len, cf->attrs.names[j]->ptr);
   size_t used = 0;
@@ -404,18 +433,25 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
   }
 
   /* XLA passes attributes sorted by name, as the table is, so a good call matches one
-   * for one; anything else is reported by name. */
-  bool match = cf->attrs.size == op->nattrs;
-  for (int32_t i = 0; i < op->nattrs && match; ++i) match = opspec_name_is(cf->attrs.names[i], op->attrs[i].name);
+   * for one, opspec_kernel (the fingerprint) aside; anything else is reported by name. */
+  const int64_t kernel = opspec_find_kernel_attr(cf);
+  if (kernel >= 0) {
+    XLA_FFI_Error *err = opspec_check_fingerprint(cf, op, kernel);
+    if (err) return err;
+  }
+  bool match = cf->attrs.size - (kernel >= 0) == op->nattrs;
+  for (int32_t i = 0; i < op->nattrs && match; ++i)
+    match = opspec_name_is(cf->attrs.names[i + (kernel >= 0 && i >= kernel)], op->attrs[i].name);
   if (!match) return opspec_attr_mismatch(cf, op);
   for (int32_t i = 0; i < op->nattrs; ++i) {
     const opspec_attr_desc *want = &op->attrs[i];
+    const int64_t j = i + (kernel >= 0 && i >= kernel); /* the call's attribute */
     char got[64];
-    if (cf->attrs.types[i] != XLA_FFI_AttrType_SCALAR)
+    if (cf->attrs.types[j] != XLA_FFI_AttrType_SCALAR)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                           "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
-                          opspec_attr_type_label(cf->attrs.types[i]));
-    const XLA_FFI_Scalar *s = cf->attrs.attrs[i];
+                          opspec_attr_type_label(cf->attrs.types[j]));
+    const XLA_FFI_Scalar *s = cf->attrs.attrs[j];
     if ((int32_t)s->dtype != want->dtype)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
                           want->name, opspec_dtype_name(want->dtype),

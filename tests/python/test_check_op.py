@@ -34,7 +34,12 @@ def test_every_shipped_op_conforms(name, rng):
         **attrs,
     )
     print(report)
+    assert not report.skipped, report  # the idiom of docs/gradients.md: nothing left unchecked
     assert "jit" in report.ran and "reference" in report.ran
+    # Every backend the op has here is compared with its CPU kernel.
+    simulated = ("opspec", name, "cuda_sim") in _runtime._TARGETS
+    assert ("backend cuda_sim" in report.ran) == simulated
+    assert simulated or "backend cuda_sim" in report.not_applicable
     assert sum(r.startswith("vmap") for r in report.ran) == 2 ** len(args) - 1
     record = op_record(getattr(opspec.ops, name))
     for spec, x in zip(record.inputs, args):
@@ -68,6 +73,38 @@ def test_contents_from_the_specs_checks():
         assert {"jit", "grad data", "grad x", "zero-size nnz", "vmap in_axes=(None, None, None, 0)"} <= set(report.ran)
         report = check_op(opspec.ops.csr_rmatvec, n=5, seed=seed)
         assert {"grad data", "grad y", "zero-size rows"} <= set(report.ran)
+
+
+def test_the_documented_idiom_on_random_arguments():
+    """docs/gradients.md's `assert not report.skipped`, with a reference and random
+    arguments: an op without aliased outputs or a second input has nothing skipped."""
+    for fn, ref in [(opspec.ops.sigmoid, lambda x: 1 / (1 + np.exp(-x))), (opspec.ops.add, np.add)]:
+        report = check_op(fn, reference=ref)
+        assert not report.skipped, report
+        assert "alias" in report.not_applicable and "reference" in report.ran
+        assert ("backend cuda_sim" in report.ran) == opspec.has_cuda_sim
+
+
+@pytest.mark.skipif(not opspec.has_cuda_sim, reason="built without the CUDA simulator")
+def test_a_cuda_kernel_that_disagrees_with_the_cpu_kernel_fails(monkeypatch):
+    # relu's simulated target swapped for sigmoid's: same signature, other result. The
+    # record carries no fingerprint, which sigmoid's handler would refuse as relu's.
+    monkeypatch.setitem(_runtime._TARGETS, ("opspec", "relu", "cuda_sim"), "opspec_sigmoid.cuda_sim")
+    relu = dataclasses.replace(op_record(opspec.ops.relu), fingerprint="")
+    with pytest.raises(
+        AssertionError, match=r"opspec.ops.relu: backend cuda_sim \(against backend 'cpu'\): output 'out'"
+    ):
+        check_op(relu)
+
+
+def test_a_missing_simulator_is_skipped_not_passed(monkeypatch):
+    """A build without the simulator leaves the CUDA kernels unchecked: skipped, so the
+    documented idiom fails and says why."""
+    monkeypatch.delitem(_runtime._TARGETS, ("opspec", "relu", "cuda_sim"), raising=False)
+    monkeypatch.setitem(_runtime._UNAVAILABLE, ("opspec", "cuda_sim"), "opspec was built without the CUDA simulator")
+    report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0))
+    assert "built without the CUDA simulator" in report.skipped["backend cuda_sim"]
+    assert "backend cuda_sim" not in report.ran
 
 
 def test_a_wrong_reference_fails(rng):

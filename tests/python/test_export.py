@@ -2,6 +2,8 @@
 deserialize and call in a fresh one that only imports opspec; symbolic shapes."""
 
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -10,6 +12,7 @@ import jax
 import jax.export
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import opspec
@@ -17,6 +20,7 @@ import opspec.export
 import opspec.testing
 
 ops = opspec.ops
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _model(data, indices, indptr):
@@ -164,3 +168,195 @@ def test_a_shape_expression_that_cannot_take_symbolic_dims_is_an_opspec_error():
         assert "opspec.ops.pad_to: output 'out': its shape expression cannot be computed for symbolic dims" in str(e)
     else:
         raise AssertionError("max() of a symbolic dim passed")
+
+
+# ---- exports pinned to their kernels ----------------------------------------------------
+
+TWICE = """\
+op: twice
+doc: out = 2 x; the test edits the body.
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: out, dtype: T, shape: [n]}
+launch: [n]
+kernel: |
+  out[i] = 2 * x[i];
+"""
+
+KEEP = (
+    TWICE.replace("op: twice", "op: keep")
+    .replace("out = 2 x; the test edits the body.", "out = x + 1.")
+    .replace("out[i] = 2 * x[i];", "out[i] = x[i] + 1;")
+)
+
+EXPORT = """\
+import jax, jax.export, numpy as np, opspec.export, pinned
+x = np.arange(6, dtype=np.float32)
+for name in ("twice", "keep"):
+    fn = jax.jit(getattr(pinned.ops, name))
+    exported = jax.export.export(fn, disabled_checks=opspec.export.checks())(x)
+    open(f"{name}_TAG.bin", "wb").write(exported.serialize())
+print("exported")
+"""
+
+CALL = """\
+import jax, jax.export, numpy as np, pinned
+x = np.arange(6, dtype=np.float32)
+for name, want in WANT.items():
+    exported = jax.export.deserialize(open(f"{name}.bin", "rb").read())
+    try:
+        got = np.asarray(exported.call(x))
+    except Exception as e:
+        print(name, "raised", str(e).splitlines()[0])
+    else:
+        np.testing.assert_array_equal(got, eval(want))
+        print(name, "ran")
+"""
+
+
+def _python(code: str, cwd, build) -> str:
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(build / "python"), *map(os.path.abspath, sys.path[1:])])),
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+@pytest.mark.slow
+def test_an_export_made_before_a_kernel_edit_fails_naming_the_op(tmp_path):
+    """A package of two ops, CPU only, built with the source tree; both exported in a
+    fresh process; `twice`'s body edited (2 x -> 3 x, same shapes) and the package
+    rebuilt; in another fresh process the old `twice` export fails, naming the op and
+    saying the kernel changed, while the old `keep` export runs, as do new exports."""
+    project = tmp_path / "pinned"
+    (project / "specs").mkdir(parents=True)
+    (project / "specs" / "twice.yaml").write_text(TWICE)
+    (project / "specs" / "keep.yaml").write_text(KEEP)
+    gen = os.path.abspath(
+        os.environ.get("OPSPEC_GEN")
+        or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
+        or ROOT / "build" / "generator" / "opspec-gen"
+    )
+    if not os.path.exists(gen):
+        pytest.skip("opspec-gen not built (OPSPEC_REGENERATE=OFF)")
+    # What opspecConfig.cmake sets up for an installed opspec, from the source tree and
+    # the generator already built: no second build of opspec-gen.
+    (project / "CMakeLists.txt").write_text(
+        textwrap.dedent(f"""\
+        cmake_minimum_required(VERSION 3.24)
+        project(pinned LANGUAGES C)
+        set(OPSPEC_VERSION "{opspec.__version__}")
+        set(OPSPEC_CMAKE_DIR "{ROOT.as_posix()}/cmake")
+        set(OPSPEC_RUNTIME_INCLUDE_DIR "{ROOT.as_posix()}/runtime/include")
+        set(OPSPEC_RUNTIME_SOURCE_DIR "{ROOT.as_posix()}/runtime/src")
+        set(OPSPEC_RUNTIME_SIM_DIR "{ROOT.as_posix()}/runtime/sim")
+        set(OPSPEC_NATIVE_STUB "{ROOT.as_posix()}/runtime/python/opspec/_opspec.pyi")
+        add_executable(opspec::opspec-gen IMPORTED)
+        set_target_properties(opspec::opspec-gen PROPERTIES IMPORTED_LOCATION "{gen}")
+        set(OPSPEC_GEN_TARGET opspec::opspec-gen)
+        include("{ROOT.as_posix()}/cmake/OpspecExtension.cmake")
+        opspec_add_extension(pinned SPECS specs CUDA OFF CUDA_SIM OFF)
+        """)
+    )
+    build = project / "build"
+    launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+    ninja = ["-G", "Ninja"] if shutil.which("ninja") else []
+
+    def rebuild():
+        r = subprocess.run(
+            ["cmake", "--build", str(build), "-j", "2", "--target", "pinned_opspec"], capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+
+    r = subprocess.run(
+        ["cmake", "-S", str(project), "-B", str(build), *ninja, *launcher, f"-DPython3_EXECUTABLE={sys.executable}"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    rebuild()
+    assert "exported" in _python(EXPORT.replace("TAG", "old"), project, build)
+
+    (project / "specs" / "twice.yaml").write_text(TWICE.replace("out[i] = 2 * x[i];", "out[i] = 3 * x[i];"))
+    rebuild()
+    assert "exported" in _python(EXPORT.replace("TAG", "new"), project, build)
+    want = {"twice_old": "2 * x", "keep_old": "x + 1", "twice_new": "3 * x", "keep_new": "x + 1"}
+    out = _python(CALL.replace("WANT", repr(want)), project, build).splitlines()
+    raised = [line for line in out if line.startswith("twice_old raised")]
+    assert raised, out
+    print(raised[0])
+    assert "opspec twice: the kernel changed: this call of pinned.ops.twice was exported (or compiled) for" in raised[0]
+    assert "(its body, prologue or kernels differ). Export the computation again" in raised[0], raised
+    assert {"keep_old ran", "twice_new ran", "keep_new ran"} <= set(out), out
+
+
+def test_the_handler_checks_the_recorded_fingerprint(rng):
+    """Every call records its op's fingerprint (attribute opspec_kernel); the handler
+    refuses another one, and runs a call that records none (an export from before)."""
+    record = opspec.testing.op_record(ops.sigmoid)
+    assert len(record.fingerprint) == 16 and int(record.fingerprint, 16) >= 0
+    assert f'opspec_kernel = "{record.fingerprint}"' in jax.jit(ops.sigmoid).lower(np.ones(3)).as_text()
+    x = rng.standard_normal(5)
+    call = jax.ffi.ffi_call("opspec_sigmoid.cpu", jax.ShapeDtypeStruct(x.shape, x.dtype))
+    np.testing.assert_allclose(call(x), 1 / (1 + np.exp(-x)), rtol=1e-12)  # none recorded
+    np.testing.assert_allclose(call(x, opspec_kernel=record.fingerprint), 1 / (1 + np.exp(-x)), rtol=1e-12)
+    other = f"{int(record.fingerprint, 16) ^ 1:016x}"
+    try:
+        jax.block_until_ready(call(x, opspec_kernel=other))
+    except Exception as e:
+        assert (
+            f"opspec sigmoid: the kernel changed: this call of opspec.ops.sigmoid was exported (or compiled) for its "
+            f"generated code with fingerprint {other}, but this build's is {record.fingerprint}"
+        ) in str(e)
+    else:
+        raise AssertionError("a call recording another fingerprint ran")
+    try:
+        jax.block_until_ready(call(x, opspec_kernel=np.int64(1)))
+    except Exception as e:
+        assert "opspec sigmoid: attribute 'opspec_kernel': expected a string, got a scalar" in str(e)
+    else:
+        raise AssertionError("a fingerprint that is not a string was accepted")
+    # With an attribute of the op's own beside it (leaky_relu's alpha sorts before it).
+    lr = jax.ffi.ffi_call("opspec_leaky_relu.cpu", jax.ShapeDtypeStruct(x.shape, x.dtype))
+    want = np.where(x > 0, x, 0.25 * x)
+    fingerprint = opspec.testing.op_record(ops.leaky_relu).fingerprint
+    np.testing.assert_allclose(lr(x, alpha=np.float64(0.25), opspec_kernel=fingerprint), want, rtol=1e-12)
+
+
+def test_the_fingerprint_follows_the_code_not_the_spec_text(tmp_path):
+    """opspec-gen's fingerprint: the same for a moved spec, an edited doc or comment;
+    another for an edited body (and the record in ops.py carries the descriptor's)."""
+    import re
+
+    gen = os.path.abspath(
+        os.environ.get("OPSPEC_GEN")
+        or shutil.which("opspec-gen", path=os.path.dirname(sys.executable))
+        or ROOT / "build" / "generator" / "opspec-gen"
+    )
+    if not os.path.exists(gen):
+        pytest.skip("opspec-gen not built (OPSPEC_REGENERATE=OFF)")
+
+    def fingerprint(text: str, folder: str) -> str:
+        spec = tmp_path / folder / "twice.yaml"
+        spec.parent.mkdir(parents=True)
+        spec.write_text(text)
+        out = tmp_path / folder / "out"
+        r = subprocess.run([gen, "--quiet", "--out", str(out), str(spec)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        c = re.search(r'\.fingerprint = "([0-9a-f]{16})"', (out / "ops" / "twice_ffi.c").read_text()).group(1)
+        py = re.search(r'fingerprint="([0-9a-f]{16})"', (out / "python" / "ops.py").read_text()).group(1)
+        assert c == py
+        return c
+
+    base = fingerprint(TWICE, "a")
+    assert fingerprint("# a comment first\n" + TWICE.replace("the test edits", "a test edits"), "b/c") == base
+    assert fingerprint(TWICE.replace("2 * x[i];", "2 * x[i]; /* twice */"), "d") == base
+    assert fingerprint(TWICE.replace("2 * x[i];", "3 * x[i];"), "e") != base
+    assert fingerprint(TWICE.replace("T: [float32, float64]", "T: [float32]"), "f") != base

@@ -34,9 +34,9 @@ typedef struct opspec_batch {
   XLA_FFI_CallFrame frame;
   XLA_FFI_Buffer in[OPSPEC_MAX_INPUTS], out[OPSPEC_MAX_OUTPUTS];
   void *in_ptr[OPSPEC_MAX_INPUTS], *out_ptr[OPSPEC_MAX_OUTPUTS];
-  XLA_FFI_AttrType attr_types[OPSPEC_MAX_ATTRS];
-  XLA_FFI_ByteSpan *attr_names[OPSPEC_MAX_ATTRS];
-  void *attrs[OPSPEC_MAX_ATTRS];
+  XLA_FFI_AttrType attr_types[OPSPEC_MAX_ATTRS + 1]; /* the op's, and opspec_kernel */
+  XLA_FFI_ByteSpan *attr_names[OPSPEC_MAX_ATTRS + 1];
+  void *attrs[OPSPEC_MAX_ATTRS + 1];
 } opspec_batch;
 
 /* Reads `opspec_batch` from the call, checks it against the buffers, and sets *call to

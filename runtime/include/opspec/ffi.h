@@ -225,6 +225,10 @@ typedef XLA_FFI_Error *opspec_launch_fn(XLA_FFI_CallFrame *cf, const void *args,
 
 typedef struct opspec_op_desc {
   const char *name;
+  /* The fingerprint of the op's generated code (16 hex digits, or "" for none): an
+   * exported call records it in its attribute opspec_kernel, and opspec_bind_inputs
+   * refuses a call whose fingerprint differs (the kernel changed since the export). */
+  const char *fingerprint;
   size_t args_size; /* of the op's args struct: native batching copies it per thread */
   int32_t ninputs, noutputs, nscratch, nattrs, ntypes, nsymbols;
   const opspec_array_desc *inputs, *outputs, *scratch;

@@ -17,6 +17,7 @@ the unbatched rule, so a formula always sees one batch element, shaped as in the
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,9 +40,16 @@ def _is_zero(t: Any) -> bool:
 
 
 def _scope(op: Any, attrs: tuple, values: dict) -> dict:
-    """The names a formula may use besides the op's arrays."""
+    """The names a formula may read: jnp, lax, jax, np, ops, the attributes, the shape
+    symbols (from the inputs' shapes, as the spec binds them) and the arrays `values`."""
     scope = {"jnp": jnp, "lax": lax, "jax": jax, "np": np, "ops": importlib.import_module(f"{op.package}.ops")}
     scope.update(dict(attrs))
+    for spec in op.inputs:
+        shape = tuple(values[spec.name].shape)
+        fixed = spec.shape[1:] if spec.shape and spec.shape[0] is Ellipsis else spec.shape
+        for dim, extent in zip(fixed, shape[len(shape) - len(fixed) :]):
+            if isinstance(dim, str):
+                scope.setdefault(dim, extent)
     scope.update(values)
     return scope
 
@@ -53,9 +61,42 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, Tracer) else jnp.asarray(x)
 
 
-def _evaluate(formula: Any, scope: dict) -> Any:
+def _evaluate(op: Any, input: str, d: Any, key: str, scope: dict, then: Any) -> Any:
+    """`then` of formula `key` of input `input`'s derivative `d`, evaluated on `scope`
+    (`then` fits the value to the output's or the input's shape). A formula that fails
+    while JAX traces it (a misspelt jnp function, a value of the wrong shape) is reported
+    naming the op, the input, the output it is about and where the spec wrote it."""
+    formula = d.formulas[key]
     names = formula.__code__.co_varnames[: formula.__code__.co_argcount]
-    return formula(**{n: scope[n] for n in names})
+    try:
+        return then(formula(**{n: scope[n] for n in names}))
+    except Exception as e:
+        about = "" if d.kind == "transpose" else f" of output '{key}'"
+        where = d.where.get(key)
+        _fail(
+            op,
+            f"input '{input}'",
+            f"its {d.kind} derivative{about}{f' ({where})' if where else ''} failed while JAX traced it: "
+            f"{type(e).__name__}: {e}",
+            cause=e,
+        )
+
+
+def _checked(op: Any) -> bool:
+    """Whether the op's call validates an input's contents (a `check:`)."""
+    return any(spec.check is not None for spec in op.inputs)
+
+
+def _tied(values: list, to: list) -> list:
+    """`values`, made to depend on `to` for XLA: whatever uses them keeps `to` computed.
+
+    The call of an op with `check:` inputs is what validates them (the handler's scans,
+    opspec_reject() in the body). A derivative may not need its outputs (csr_matvec's
+    data gradient is a jnp gather of x by indices), and XLA would then drop the call and
+    its checks. The derivative rules read the inputs through an optimization barrier
+    together with the call's outputs, so a gradient that reads them runs the call."""
+    tied, _ = lax.optimization_barrier((list(values), list(to)))
+    return tied
 
 
 def _batch_axes(batch_mask: tuple, level: int) -> list:
@@ -93,8 +134,12 @@ def jvp(p: Any, primals: Sequence, tangents: Sequence, **params: Any) -> tuple[l
     return list(outs), full_touts
 
 
-def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **params: Any) -> tuple[list, list]:
-    outs = p.bind(*primals, op=op, attrs=attrs, **params)
+def _jvp_one(
+    p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, kept: bool, **params: Any
+) -> tuple[list, list]:
+    outs = p.bind(*primals, op=op, attrs=attrs, kept=kept or _checked(op), **params)
+    if _checked(op):
+        primals = _tied(list(map(_array, primals)), outs)
     values = {spec.name: _array(x) for spec, x in zip(op.inputs, primals)}
     values.update({spec.name: _array(y) for spec, y in zip(op.outputs, outs)})
     touts: list = [None] * len(outs)
@@ -117,14 +162,14 @@ def _jvp_one(p: Any, primals: list, tangents: list, *, op: Any, attrs: tuple, **
         scope = _scope(op, attrs, dict(values, **{f"{spec.name}_dot": t}))
         index = {o.name: j for j, o in enumerate(op.outputs)}
         if d.kind == "elementwise":
-            for out, formula in d.formulas.items():
-                add(index[out], _evaluate(formula, scope) * t)
+            for out in d.formulas:
+                _evaluate(op, spec.name, d, out, scope, lambda v, j=index[out], t=t: add(j, v * t))
         elif d.kind == "jvp":
-            for out, formula in d.formulas.items():
-                add(index[out], _evaluate(formula, scope))
+            for out in d.formulas:
+                _evaluate(op, spec.name, d, out, scope, lambda v, j=index[out]: add(j, v))
         else:  # transpose: linear in this input, so its tangent is the op of the tangent
             args = [t if other is spec else x for other, x in zip(op.inputs, primals)]
-            for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, **params)):
+            for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, kept=False, **params)):
                 add(j, y)
     return list(outs), [_zero(y) if t is None else t for y, t in zip(outs, touts)]
 
@@ -191,6 +236,20 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
                 f"input '{spec.name}'",
                 "cannot be transposed: reverse mode needs a `transpose:` derivative for it (docs/gradients.md)",
             )
-        ct = _evaluate(d.formulas[spec.name], _scope(op, attrs, values))
-        out.append(jnp.asarray(ct).astype(x.aval.dtype).reshape(x.aval.shape))
+        aval = x.aval
+
+        def fit(ct: Any, aval: Any = aval) -> Any:
+            ct = jnp.asarray(ct)
+            sizes = (ct.size, math.prod(aval.shape))
+            if all(isinstance(n, int) for n in sizes) and sizes[0] != sizes[1]:  # symbolic: left to reshape
+                raise ValueError(f"the cotangent has shape {ct.shape}, expected the input's {aval.shape}")
+            return ct.astype(aval.dtype).reshape(aval.shape)
+
+        out.append(_evaluate(op, spec.name, d, spec.name, _scope(op, attrs, values), fit))
+    known = [_array(x) for x in args if not ad.is_undefined_primal(x)]
+    if _checked(op) and known:
+        # The inputs the JVP rule tied to the call: a cotangent depends on them even when
+        # its formula reads none of them, so it never runs without the call's checks.
+        ready = _tied([ct for ct in out if ct is not None], known)
+        out = [None if ct is None else ready.pop(0) for ct in out]
     return out

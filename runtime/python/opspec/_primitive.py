@@ -70,6 +70,7 @@ def bind(op: Any, arrays: Sequence[Any], attrs: dict, backend: str | None) -> li
         attrs=tuple(attrs.items()),
         batch_rank=0,
         batch_mask=(0,) * len(op.inputs),
+        kept=False,
     )
 
 
@@ -158,7 +159,9 @@ def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], att
     return outs
 
 
-def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple) -> list:
+def _abstract_eval(
+    *avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool
+) -> list:
     shapes = [tuple(a.shape) for a in avals]
     extents = batch_extents(op, shapes, batch_rank, batch_mask)
     core = [split_batch(s, m)[1] for s, m in zip(shapes, batch_mask)]
@@ -174,18 +177,25 @@ def _abstract_eval(*avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank:
 # ---- lowering -------------------------------------------------------------------------
 
 
-def ffi_body(op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, avals_out: Sequence) -> Callable:
-    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target."""
+def ffi_body(
+    op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool, avals_out: Sequence
+) -> Callable:
+    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target.
+    A `kept` call (opspec/_derivatives.py) is a custom call with a side effect, which XLA
+    runs even where its outputs are not used."""
     from opspec._runtime import target_name
 
     target = target_name(op, backend)
     extra = dict(attrs)
+    if op.fingerprint:  # checked by the handler: an export made before the kernel changed fails
+        extra["opspec_kernel"] = op.fingerprint
     if batch_rank:
         extra["opspec_batch"] = np.array((batch_rank, *batch_mask), dtype=np.int64)
     call = jax.ffi.ffi_call(
         target,
         [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals_out],
         input_output_aliases=op.aliases or None,
+        has_side_effect=kept,
     )
     return lambda *args: call(*args, **extra)
 

@@ -63,10 +63,12 @@ class Derivative:
     kind "jvp": formulas[out] is out's tangent from this input's tangent `<input>_dot`;
     kind "transpose": the op is linear in this input; formulas[input] is the input's
     cotangent from the outputs' cotangents `<output>_bar`.
-    Each formula takes the names it uses as keyword arguments."""
+    Each formula takes the names it uses as keyword arguments. `where` maps a formula's
+    key to where it was written ("specs/sigmoid.yaml:12"), for errors while JAX traces it."""
 
     kind: str
     formulas: dict
+    where: dict = dataclasses.field(default_factory=dict)
 
 
 # eq=False: records are compared and hashed by identity, as JAX does with a primitive's
@@ -93,6 +95,11 @@ class Op:
     # output element depends only on the inputs at its own position, so a sharding rule
     # may keep them split across devices (docs/transformations.md, "Sharding").
     independent: tuple = ()
+    # The fingerprint of the op's generated code (opspec-gen, generator/fingerprint.h):
+    # every call records it (attribute opspec_kernel), and the handler of a build whose
+    # code differs refuses the call, so an exported computation never runs a changed
+    # kernel. "" (a record made by hand): not recorded.
+    fingerprint: str = ""
 
     def __repr__(self) -> str:  # as jaxprs show the primitive's parameter
         return f"{self.package}.ops.{self.name}"
@@ -105,8 +112,8 @@ class OpError(TypeError):
     """A call that does not match the op's spec."""
 
 
-def _fail(op: Op, what: str, message: str) -> None:
-    raise OpError(f"{op.package}.ops.{op.name}: {what}: {message}")
+def _fail(op: Op, what: str, message: str, cause: BaseException | None = None) -> None:
+    raise OpError(f"{op.package}.ops.{op.name}: {what}: {message}") from cause
 
 
 def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:

@@ -58,7 +58,7 @@ def check_splits(checker: Any, whole: tuple, close: Callable) -> None:
     independent = tuple(getattr(rec, "independent", ()))
     reduce = dict(getattr(rec, "reduce", {}))
     if not independent and not reduce:
-        checker.skip("split", "the spec declares no independent: or reduce: symbols")
+        checker.not_applicable("split", "the spec declares no independent: or reduce: symbols")
         return
     args = checker.args
     for symbol, how in [(s, None) for s in independent] + list(reduce.items()):

@@ -7,6 +7,8 @@
   symbol inconsistent between inputs raises ``opspec._runtime.OpError`` naming the op and
   the input;
 - ``jit``: eager == ``jax.jit``;
+- ``backend``: every other backend the op has in this process (its CUDA kernels on the
+  CUDA simulator, ``backend="cuda_sim"``, and on a GPU, ``"cuda"``) == its CPU kernel;
 - ``vmap``: ``jax.vmap`` == a Python loop, batch size 3, for every combination of
   batched (``in_axes=0``) and unbatched (``None``) inputs with at least one batched;
 - ``alias``: where an output aliases an input, ``jax.jit`` with that input donated
@@ -22,13 +24,15 @@
   every float input with a declared derivative (only under ``jax_enable_x64``), and an
   ``OpError`` naming the input for every float input without one.
 
-It returns a ``CheckReport`` (which checks ran, which were skipped and why) and raises
+It returns a ``CheckReport`` (which checks ran; which were skipped, leaving something
+unchecked, and why; which do not apply to the op's spec, and why) and raises
 ``AssertionError`` naming the op and the check on a failure. docs/gradients.md,
 "Checking an op: opspec.testing.check_op".
 """
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import inspect
 import itertools
@@ -44,7 +48,7 @@ import numpy as np
 from opspec import _primitive, _runtime, _split_check
 from opspec._runtime import Op, OpError
 
-__all__ = ["CheckReport", "check_op", "op_record"]
+__all__ = ["CheckReport", "check_op", "op_record", "with_derivatives"]
 
 BATCH = 3
 
@@ -52,16 +56,25 @@ BATCH = 3
 @dataclasses.dataclass
 class CheckReport:
     """What ``check_op`` did: ``ran`` names each check that ran and passed (``"vmap
-    in_axes=(0, None)"``, ``"grad x"``, ...); ``skipped`` maps a check to why it did not run."""
+    in_axes=(0, None)"``, ``"grad x"``, ...); ``skipped`` maps a check that applies to the
+    op but did not run to why (something is left unchecked: no reference given, no
+    ``jax_enable_x64``, a backend not built); ``not_applicable`` maps a check the op's
+    spec leaves nothing to do for to why (no aliased output, a symbol used by one input,
+    no CUDA kernels). ``assert not report.skipped`` asks that everything was checked."""
 
     op: str
     ran: list = dataclasses.field(default_factory=list)
     skipped: dict = dataclasses.field(default_factory=dict)
+    not_applicable: dict = dataclasses.field(default_factory=dict)
 
     def __str__(self) -> str:
-        lines = [f"check_op {self.op}: {len(self.ran)} checks passed, {len(self.skipped)} skipped"]
+        lines = [
+            f"check_op {self.op}: {len(self.ran)} checks passed, {len(self.skipped)} skipped, "
+            f"{len(self.not_applicable)} not applicable"
+        ]
         lines += [f"  ok    {name}" for name in self.ran]
         lines += [f"  skip  {name}: {why}" for name, why in self.skipped.items()]
+        lines += [f"  n/a   {name}: {why}" for name, why in self.not_applicable.items()]
         return "\n".join(lines)
 
 
@@ -75,6 +88,9 @@ def op_record(op: Any) -> Op:
     package its module belongs to. A record passes through."""
     if isinstance(op, Op):
         return op
+    trial = getattr(op, "_opspec_record", None)  # a function with_derivatives made
+    if isinstance(trial, Op):
+        return trial
     module = sys.modules.get(getattr(op, "__module__", ""), None)
     record = getattr(module, f"_op_{getattr(op, '__name__', '')}", None)
     if not isinstance(record, Op):
@@ -83,10 +99,91 @@ def op_record(op: Any) -> Op:
     return record if record.package == package else dataclasses.replace(record, package=package)
 
 
+_SCOPE_MODULES = ("jnp", "lax", "jax", "np", "ops")
+_BUILTINS = ("abs", "float", "int", "len", "max", "min", "range", "sum", "tuple")  # as in ops.py
+
+
+def _formula(record: Op, input: str, key: str, text: str) -> Callable:
+    """A formula in the spec's syntax as the generator writes it into ops.py: a lambda
+    taking the names it reads. Names it cannot read are an OpError, as opspec-gen's."""
+    import ast
+
+    what = f"input '{input}'"
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        _runtime._fail(record, what, f"formula {text!r} is not a Python expression: {e.msg}")
+    known = {s.name for s in record.inputs} | {s.name for s in record.outputs} | {a.name for a in record.attrs}
+    known |= {f"{s.name}_dot" for s in record.inputs} | {f"{s.name}_bar" for s in record.outputs}
+    known |= {d for s in record.inputs for d in s.shape if isinstance(d, str)}  # shape symbols
+    known |= set(_SCOPE_MODULES)
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(_BUILTINS))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        _runtime._fail(
+            record,
+            what,
+            f"unknown name '{unknown[0]}' in the formula for '{key}' (a formula reads the op's inputs, outputs, "
+            f"attributes and shape symbols, <input>_dot, <output>_bar, {', '.join(_SCOPE_MODULES)} and the builtins "
+            f"{', '.join(_BUILTINS)})",
+        )
+    params = "".join(f"{n}, " for n in names)
+    # The user's own formula, as ops.py would hold it.
+    return eval(f"lambda {params}**_: ({' '.join(text.split())})", {"__builtins__": builtins})  # noqa: S307
+
+
+def with_derivatives(op: Any, **derivatives: Any) -> Callable:
+    """`op` with the derivatives of some inputs replaced, to try a formula before
+    rebuilding. Each keyword is an input; its value is what the spec's `derivatives:`
+    entry would say, as a dict: ``{"elementwise": "1 / (1 + jnp.exp(-x))"}``, or with one
+    formula per output, ``{"jvp": {"mean": "...", "var": "..."}}``. Returns a function
+    called as the op is (inputs, attributes, ``backend=``), which ``jax.grad`` and
+    ``check_op`` differentiate with the new formulas (docs/gradients.md)."""
+    record = op_record(op)
+    inputs = {s.name for s in record.inputs}
+    outputs = [s.name for s in record.outputs]
+    replaced = dict(record.derivatives)
+    for input, entry in derivatives.items():
+        if input not in inputs:
+            raise TypeError(f"{record!r}: no input '{input}' (inputs: {', '.join(sorted(inputs))})")
+        if not isinstance(entry, dict) or len(entry) != 1:
+            raise TypeError(f"{record!r}: input '{input}': give one {{kind: formula}}, got {entry!r}")
+        ((kind, formulas),) = entry.items()
+        if kind not in ("elementwise", "jvp", "transpose"):
+            raise TypeError(f"{record!r}: input '{input}': kind {kind!r} is not elementwise, jvp or transpose")
+        if isinstance(formulas, str):
+            if kind != "transpose" and len(outputs) != 1:
+                raise TypeError(f"{record!r}: input '{input}': name the output of each formula ({', '.join(outputs)})")
+            formulas = {input if kind == "transpose" else outputs[0]: formulas}
+        for key in formulas:
+            if key not in (inputs if kind == "transpose" else outputs):
+                raise TypeError(f"{record!r}: input '{input}': {kind} formula for unknown '{key}'")
+        replaced[input] = _runtime.Derivative(
+            kind,
+            {key: _formula(record, input, key, text) for key, text in formulas.items()},
+            {key: "opspec.testing.with_derivatives" for key in formulas},
+        )
+    # A record of its own: JAX keys the rules by primitive (package, name), and reads the
+    # derivatives from the record each call binds, so the shipped op is not changed.
+    trial = dataclasses.replace(record, derivatives=replaced)
+
+    def call(*args: Any, backend: str | None = None, **attrs: Any) -> Any:
+        attrs = {**_defaults(fn), **attrs} if fn is not None else attrs
+        return _runtime.call(trial, args, attrs, backend)
+
+    fn = op if not isinstance(op, Op) else None
+    if fn is not None:
+        call.__wrapped__ = fn  # type: ignore[attr-defined]  # its signature: the attributes' defaults
+    call.__name__ = record.name
+    call.__doc__ = f"{record!r} with the derivatives of {', '.join(derivatives)} from with_derivatives."
+    call._opspec_record = trial  # type: ignore[attr-defined]
+    return call
+
+
 def _function(op: Any, record: Op) -> Callable:
     if not isinstance(op, Op):
         return op
-    return lambda *args, **attrs: _runtime.call(record, args, attrs)
+    return lambda *args, backend=None, **attrs: _runtime.call(record, args, attrs, backend)
 
 
 def _defaults(fn: Callable) -> dict:
@@ -263,7 +360,12 @@ class _Checker:
         self.report.ran.append(name)
 
     def skip(self, name: str, why: str) -> None:
+        """`name` applies to the op but did not run: something is left unchecked."""
         self.report.skipped[name] = why
+
+    def not_applicable(self, name: str, why: str) -> None:
+        """The op's spec leaves `name` nothing to check."""
+        self.report.not_applicable[name] = why
 
     # ---- checks ------------------------------------------------------------------------
 
@@ -295,7 +397,7 @@ class _Checker:
                 self.expect_error("a wrong rank", spec, tuple(args))
                 self.ran(f"rank {spec.name}")
             else:
-                self.skip(f"rank {spec.name}", "its shape is '...' alone: every rank is valid")
+                self.not_applicable(f"rank {spec.name}", "its shape is '...' alone: every rank is valid")
 
         seen: dict = {}
         for i, spec in enumerate(rec.inputs):
@@ -305,7 +407,7 @@ class _Checker:
                     seen.setdefault(dim, []).append((i, d - len(fixed)))
         for symbol, places in seen.items():
             if len(places) < 2:
-                self.skip(f"symbol {symbol}", "used by one input only: nothing to be inconsistent with")
+                self.not_applicable(f"symbol {symbol}", "used by one input only: nothing to be inconsistent with")
                 continue
             i, axis = places[-1]
             x = self.args[i]
@@ -326,6 +428,31 @@ class _Checker:
         self.ran("jit")
         return eager
 
+    def check_backends(self) -> None:
+        """The op's CUDA kernels, on the simulator and on a GPU where this process has
+        them, against its CPU kernel, on the example arguments."""
+        package, name = self.record.package, self.record.name
+        want = None
+        for backend in ("cuda_sim", "cuda"):
+            check = f"backend {backend}"
+            if (package, name, backend) not in _runtime._TARGETS:
+                why = _runtime._UNAVAILABLE.get((package, backend))
+                if backend == "cuda_sim" and why is not None:
+                    self.skip(check, f"{why}: the op's CUDA kernels, if it has any, are not compared")
+                else:
+                    self.not_applicable(check, why or "the op has no CUDA kernels")
+                continue
+            if want is None:
+                want = self.on_backend("cpu")
+            self.compare(f"{check} (against backend 'cpu')", self.on_backend(backend), want)
+            self.ran(check)
+
+    def on_backend(self, backend: str) -> tuple:
+        """The outputs of `backend` for the example arguments, placed on its platform."""
+        device = jax.devices(_runtime.BACKENDS[backend])[0]
+        args = [jax.device_put(a, device) for a in self.args]
+        return tuple(np.asarray(o) for o in _outputs(self.fn(*args, backend=backend, **self.attrs)))
+
     def check_vmap(self) -> None:
         variants = self.variants()
         stacked = [np.stack(xs) for xs in zip(*variants)]
@@ -345,7 +472,7 @@ class _Checker:
 
     def check_aliases(self, eager: tuple) -> None:
         if not self.record.aliases:
-            self.skip("alias", "the spec declares no aliased outputs")
+            self.not_applicable("alias", "the spec declares no aliased outputs")
             return
         for i, j in self.record.aliases.items():
             name = f"alias {self.record.inputs[i].name} -> {self.record.outputs[j].name}"
@@ -372,19 +499,19 @@ class _Checker:
         if self.ellipsis is not None:
             cases.append(("...", dict(self.symbols), (0,)))
         if not cases:
-            self.skip("zero-size", "the spec has no shape symbols")
+            self.not_applicable("zero-size", "the spec has no shape symbols")
         for symbol, sizes, ellipsis in cases:
             name = f"zero-size {symbol}"
             try:
                 args = self.random_args(sizes, ellipsis)
-            except _NoValidData as e:
-                self.skip(name, str(e))
+            except _NoValidData as e:  # no valid call of this size exists
+                self.not_applicable(name, str(e))
                 continue
             core = [a.shape for a in args]
             try:
                 want = _primitive.out_shapes(rec, core, [a.dtype for a in args], dict(self.attrs_converted()))
             except OpError as e:
-                self.skip(name, f"the spec does not allow it ({e})")
+                self.not_applicable(name, f"the spec does not allow it ({e})")
                 continue
             got = self.call(*args)
             for spec, g, (shape, dtype) in zip(rec.outputs, got, want):
@@ -413,7 +540,7 @@ class _Checker:
         rec = self.record
         float_inputs = [i for i, s in enumerate(rec.inputs) if _is_float(self.args[i].dtype)]
         if not float_inputs:
-            self.skip("grad", "no float inputs")
+            self.not_applicable("grad", "no float inputs")
         for i in float_inputs:
             spec = rec.inputs[i]
             name = f"grad {spec.name}"
@@ -491,6 +618,7 @@ def check_op(
     checker.check_reference(reference)
     checker.check_rejection()
     eager = checker.check_jit()
+    checker.check_backends()
     checker.check_vmap()
     checker.check_aliases(eager)
     _split_check.check_splits(checker, eager, _close)
