@@ -6,6 +6,10 @@ python -m opspec                version, build information, the parallel thresho
 python -m opspec tune           measure where portable CPU loops should go parallel on
                                 this machine, and save it for every later `import opspec`
                                 (docs/performance.md); --no-save only prints it
+python -m opspec new PACKAGE    make a folder with a new package of ops: pyproject.toml,
+                                CMakeLists.txt, one spec, its test (docs/user-project.md)
+
+The console script `opspec` is the same command: `opspec new PACKAGE`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,17 @@ def cmake_dir() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m opspec", description="opspec: JAX ops from YAML specs.")
+    argv = sys.argv[1:] if argv is None else argv
+    # Commands with arguments of their own parse them themselves.
+    if argv and argv[0] == "new":
+        from opspec import _scaffold
+
+        return _scaffold.main(argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="python -m opspec",
+        description="opspec: JAX ops from YAML specs.",
+        epilog="python -m opspec new PACKAGE: make a folder with a new package of ops (new --help).",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--cmake-dir", action="store_true", help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)"
