@@ -8,6 +8,8 @@ python -m opspec tune           measure where portable CPU loops should go paral
                                 (docs/performance.md); --no-save only prints it
 python -m opspec new PACKAGE    make a folder with a new package of ops: pyproject.toml,
                                 CMakeLists.txt, one spec, its test (docs/user-project.md)
+python -m opspec schema         print the JSON Schema of a spec (--path: where the file is),
+                                for editors (docs/spec.md, "Editor support")
 
 The console script `opspec` is the same command: `opspec new PACKAGE`.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import pathlib
 import sys
 
 import opspec
@@ -31,6 +34,28 @@ def cmake_dir() -> str:
     return os.path.abspath(list(spec.submodule_search_locations)[0])
 
 
+def schema_path() -> pathlib.Path:
+    """The JSON Schema of a spec that ships in the package (``spec.schema.json``, written
+    by ``opspec-gen --schema`` at build time)."""
+    path = pathlib.Path(opspec.__file__).resolve().parent / "spec.schema.json"
+    if not path.is_file():
+        raise RuntimeError(f"{path} is missing: this opspec was built without opspec-gen (OPSPEC_REGENERATE=OFF)")
+    return path
+
+
+def schema(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="opspec schema", description="The JSON Schema of an opspec spec.")
+    parser.add_argument("--path", action="store_true", help="print the schema file's path instead of the schema")
+    args = parser.parse_args(argv)
+    try:
+        path = schema_path()
+    except RuntimeError as e:
+        print(f"opspec schema: error: {e}", file=sys.stderr)
+        return 1
+    print(path if args.path else path.read_text(), end="\n" if args.path else "")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Commands with arguments of their own parse them themselves.
@@ -38,10 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         from opspec import _scaffold
 
         return _scaffold.main(argv[1:])
+    if argv and argv[0] == "schema":
+        return schema(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m opspec",
         description="opspec: JAX ops from YAML specs.",
-        epilog="python -m opspec new PACKAGE: make a folder with a new package of ops (new --help).",
+        epilog="python -m opspec new PACKAGE: make a folder with a new package of ops (new --help); "
+        "python -m opspec schema [--path]: the JSON Schema of a spec.",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(

@@ -24,7 +24,7 @@ import opspec
 # The first op: element-wise, with an attribute and derivatives, so that check_op has
 # every kind of check to run on it.
 SPEC = """\
-op: scaled_add
+{schema_comment}op: scaled_add
 doc: |
   Scaled sum, out = x + alpha * y, element-wise, for arrays of any (equal) shape.
 types: {{T: [float32, float64]}}          # one specialization per choice
@@ -135,6 +135,17 @@ __pycache__/
 """
 
 
+def schema_comment() -> str:
+    """The first line of a spec, for editors with yaml-language-server: this opspec's spec
+    schema (python -m opspec schema --path), when it ships one."""
+    from opspec.__main__ import schema_path
+
+    try:
+        return f"# yaml-language-server: $schema={schema_path().as_uri()}\n"
+    except RuntimeError:
+        return ""
+
+
 def check_name(name: str) -> str | None:
     """Why `name` cannot be a package name, or None."""
     if not name.isascii() or not name.isidentifier():
@@ -155,7 +166,7 @@ def files(package: str) -> dict[str, str]:
     return {
         "pyproject.toml": PYPROJECT.format(package=package, **versions),
         "CMakeLists.txt": CMAKELISTS.format(package=package),
-        "specs/scaled_add.yaml": SPEC.format(),
+        "specs/scaled_add.yaml": SPEC.format(schema_comment=schema_comment()),
         "tests/test_scaled_add.py": TEST.format(package=package),
         "README.md": README.format(package=package),
         ".gitignore": GITIGNORE,
