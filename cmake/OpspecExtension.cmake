@@ -203,9 +203,10 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # checks the op's CPU source alone (-fsyntax-only: no code), from the project's folder,
   # so the generated #line "specs/<op>.yaml" resolves and the compiler prints the spec's
   # line and a caret under specs/<op>.yaml:line:col. Only the first error (the rest are
-  # mostly its effects), no warnings (the real compile shows those). Every object of the
-  # op (its C, its CUDA, its simulated CUDA) depends on the check, so after a failure
-  # none of them runs to repeat the error, in C++ or from the build folder.
+  # mostly its effects), no warnings (the real compile shows those). Every object that
+  # holds the op's bodies (its CPU source, its CUDA source, its simulated CUDA) depends on
+  # the check, so after a failure none of them runs to repeat the error, in C++ or from
+  # the build folder.
   if(CMAKE_C_COMPILER_ID MATCHES "Clang")
     set(first_error -ferror-limit=1)
   else()
@@ -226,7 +227,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
       COMMENT "opspec: checking ${op}'s bodies (${spec_rel})"
       VERBATIM)
     list(APPEND check_stamps ${stamp})
-    set_property(SOURCE ${gen_dir}/ops/${op}_cpu.c ${gen_dir}/ops/${op}_ffi.c APPEND PROPERTY OBJECT_DEPENDS ${stamp})
+    set_property(SOURCE ${gen_dir}/ops/${op}_cpu.c APPEND PROPERTY OBJECT_DEPENDS ${stamp})
     if(with_cuda_sim)
       # Then its CUDA source as the simulator compiles it (C++), for errors in raw `cuda:`
       # kernels, which only CUDA sources hold: reported once, here, with the spec's line,
@@ -297,8 +298,10 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # steps (decode, bind, check each buffer, choose the variant, run the loop) across
   # ffi.c, handler.c, batch.c and cpu.c, and inlining across them took the C handler of
   # `add` from 37 to 25 ns a call (bench/bench_overhead.py has it beside a bare handler).
-  # Not under the sanitizers, whose build should stay the plain one.
-  if(NOT OPSPEC_SANITIZE_FLAGS)
+  # Not under the sanitizers, whose build should stay the plain one, nor with
+  # -DOPSPEC_LTO=OFF (opspec dev): the link then takes a fraction of a second, not the
+  # seconds of optimising the whole extension again after a one-line edit.
+  if(NOT OPSPEC_SANITIZE_FLAGS AND (NOT DEFINED OPSPEC_LTO OR OPSPEC_LTO))
     include(CheckIPOSupported)
     check_ipo_supported(RESULT ipo_ok OUTPUT ipo_why LANGUAGES C)
     if(ipo_ok)

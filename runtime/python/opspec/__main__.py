@@ -10,6 +10,10 @@ python -m opspec new PACKAGE    make a folder with a new package of ops: pyproje
                                 CMakeLists.txt, one spec, its test (docs/user-project.md)
 python -m opspec schema         print the JSON Schema of a spec (--path: where the file is),
                                 for editors (docs/spec.md, "Editor support")
+python -m opspec dev [CMD...]   develop mode, in a package's folder: build it CPU only into
+                                build/dev, then run CMD with that build on PYTHONPATH; a
+                                rerun after an edit rebuilds only what changed
+                                (docs/user-project.md, "Develop mode")
 
 The console script `opspec` is the same command: `opspec new PACKAGE`.
 """
@@ -65,11 +69,16 @@ def main(argv: list[str] | None = None) -> int:
         return _scaffold.main(argv[1:])
     if argv and argv[0] == "schema":
         return schema(argv[1:])
+    if argv and argv[0] == "dev":
+        from opspec import _dev
+
+        return _dev.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m opspec",
         description="opspec: JAX ops from YAML specs.",
         epilog="python -m opspec new PACKAGE: make a folder with a new package of ops (new --help); "
-        "python -m opspec schema [--path]: the JSON Schema of a spec.",
+        "python -m opspec schema [--path]: the JSON Schema of a spec; "
+        "python -m opspec dev [COMMAND...]: develop mode (dev --help).",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
