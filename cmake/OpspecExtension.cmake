@@ -198,6 +198,62 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   list(FILTER cu_sources INCLUDE REGEX "\\.cu$")
   set(rt ${OPSPEC_RUNTIME_SOURCE_DIR})
 
+  # ---- each op's bodies, checked before anything of the op compiles ------------------
+  # A body that does not compile is reported once, with the spec's line: the C compiler
+  # checks the op's CPU source alone (-fsyntax-only: no code), from the project's folder,
+  # so the generated #line "specs/<op>.yaml" resolves and the compiler prints the spec's
+  # line and a caret under specs/<op>.yaml:line:col. Only the first error (the rest are
+  # mostly its effects), no warnings (the real compile shows those). Every object that
+  # holds the op's bodies (its CPU source, its CUDA source, its simulated CUDA) depends on
+  # the check, so after a failure none of them runs to repeat the error, in C++ or from
+  # the build folder.
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(first_error -ferror-limit=1)
+  else()
+    set(first_error -fmax-errors=1)
+  endif()
+  set(check_stamps)
+  foreach(spec IN LISTS specs)
+    get_filename_component(op ${spec} NAME_WE)
+    _opspec_gen_path(spec_rel ${spec})
+    set(stamp ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_check/${op}.stamp)
+    add_custom_command(
+      OUTPUT ${stamp}
+      COMMAND ${CMAKE_C_COMPILER} -std=c11 -fsyntax-only ${first_error} -w -I${OPSPEC_RUNTIME_INCLUDE_DIR} -I${gen_dir}
+              -I${OPSPEC_XLA_INCLUDE_DIR} ${gen_dir}/ops/${op}_cpu.c
+      COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+      DEPENDS ${gen_dir}/ops/${op}_cpu.c ${gen_dir}/ops/${op}_body.inc ${gen_dir}/ops/${op}.h
+      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+      COMMENT "opspec: checking ${op}'s bodies (${spec_rel})"
+      VERBATIM)
+    list(APPEND check_stamps ${stamp})
+    set_property(SOURCE ${gen_dir}/ops/${op}_cpu.c APPEND PROPERTY OBJECT_DEPENDS ${stamp})
+    if(with_cuda_sim)
+      # Then its CUDA source as the simulator compiles it (C++), for errors in raw `cuda:`
+      # kernels, which only CUDA sources hold: reported once, here, with the spec's line,
+      # neither by the simulator's compile from the build folder nor again by nvcc's.
+      set(sim_stamp ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_check/${op}_cuda.stamp)
+      add_custom_command(
+        OUTPUT ${sim_stamp}
+        COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only ${first_error} -w -I${OPSPEC_RUNTIME_SIM_DIR}
+                -I${OPSPEC_RUNTIME_INCLUDE_DIR} -I${gen_dir} -I${OPSPEC_XLA_INCLUDE_DIR}
+                ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_cuda_sim/${op}_cuda_sim.cpp
+        COMMAND ${CMAKE_COMMAND} -E touch ${sim_stamp}
+        DEPENDS ${stamp} ${gen_dir}/ops/${op}_cuda.cu
+        WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+        COMMENT "opspec: checking ${op}'s CUDA kernels (${spec_rel})"
+        VERBATIM)
+      list(APPEND check_stamps ${sim_stamp})
+      set(stamp ${sim_stamp})
+    endif()
+    set_property(SOURCE ${gen_dir}/ops/${op}_cuda.cu ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_cuda_sim/${op}_cuda_sim.cpp
+                 APPEND PROPERTY OBJECT_DEPENDS ${stamp})
+  endforeach()
+  add_custom_target(${package}_opspec_check DEPENDS ${check_stamps})
+  if(TARGET ${package}_opspec_generate)
+    add_dependencies(${package}_opspec_check ${package}_opspec_generate)
+  endif()
+
   # How the extension was built, for <package>.build_info().
   set(OPSPEC_BI_PACKAGE ${package})
   set(OPSPEC_BI_PACKAGE_VERSION "${PROJECT_VERSION}")
@@ -249,15 +305,15 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
     C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${package_dir})
-  if(TARGET ${package}_opspec_generate)
-    add_dependencies(${target} ${package}_opspec_generate)
-  endif()
+  add_dependencies(${target} ${package}_opspec_check)
   # Link-time optimisation where the toolchain has it: every call runs the handler's
   # steps (decode, bind, check each buffer, choose the variant, run the loop) across
   # ffi.c, handler.c, batch.c and cpu.c, and inlining across them took the C handler of
   # `add` from 37 to 25 ns a call (bench/bench_overhead.py has it beside a bare handler).
-  # Not under the sanitizers, whose build should stay the plain one.
-  if(NOT OPSPEC_SANITIZE_FLAGS)
+  # Not under the sanitizers, whose build should stay the plain one, nor with
+  # -DOPSPEC_LTO=OFF (opspec dev): the link then takes a fraction of a second, not the
+  # seconds of optimising the whole extension again after a one-line edit.
+  if(NOT OPSPEC_SANITIZE_FLAGS AND (NOT DEFINED OPSPEC_LTO OR OPSPEC_LTO))
     include(CheckIPOSupported)
     check_ipo_supported(RESULT ipo_ok OUTPUT ipo_why LANGUAGES C)
     if(ipo_ok)
@@ -285,9 +341,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
       CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
       POSITION_INDEPENDENT_CODE ON
       CXX_VISIBILITY_PRESET hidden)
-    if(TARGET ${package}_opspec_generate)
-      add_dependencies(${target}_cuda_sim ${package}_opspec_generate)
-    endif()
+    add_dependencies(${target}_cuda_sim ${package}_opspec_check)
     target_compile_definitions(${target} PRIVATE OPSPEC_WITH_CUDA_SIM)
     target_link_libraries(${target} PRIVATE ${target}_cuda_sim)
     message(STATUS "opspec_add_extension(${package}): the CUDA simulator (backend=\"cuda_sim\")")
@@ -310,9 +364,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
       POSITION_INDEPENDENT_CODE ON
       CUDA_VISIBILITY_PRESET hidden
       CUDA_RUNTIME_LIBRARY Static)
-    if(TARGET ${package}_opspec_generate)
-      add_dependencies(${target}_cuda ${package}_opspec_generate)
-    endif()
+    add_dependencies(${target}_cuda ${package}_opspec_check)
     target_compile_definitions(${target} PRIVATE OPSPEC_WITH_CUDA)
     target_link_libraries(${target} PRIVATE ${target}_cuda CUDA::cudart_static)
     message(STATUS "opspec_add_extension(${package}): CUDA handlers for ${CMAKE_CUDA_ARCHITECTURES}")

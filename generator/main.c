@@ -2,6 +2,7 @@
  *
  *   opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR]
  *              [--max-errors N] SPEC.yaml...
+ *   opspec-gen --schema [--out FILE]
  *
  * Every spec is loaded and validated first; if any has an error, all errors are printed
  * and nothing is written. Then every template is rendered for every op into DIR
@@ -16,6 +17,7 @@
 
 #include "emit.h"
 #include "model.h"
+#include "spec_schema.h"
 #include "tmpl.h"
 #include "tmpl_embedded.h"
 
@@ -27,6 +29,7 @@ static void og_usage(FILE *f) {
   fputs(
       "usage: opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR] [--max-errors N]\n"
       "                  [--quiet] SPEC.yaml...\n"
+      "       opspec-gen --schema [--out FILE]\n"
       "  --check          validate the specs, write nothing\n"
       "  --verify         write nothing; fail, listing each file, unless DIR already holds exactly\n"
       "                   what would be written (the drift check for a committed DIR)\n"
@@ -36,6 +39,8 @@ static void og_usage(FILE *f) {
       "  --templates DIR  read the templates from DIR (default: the ones built into opspec-gen)\n"
       "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
       "  --quiet          print nothing but errors\n"
+      "  --schema         print the JSON Schema of a spec (with --out FILE: write it there when it\n"
+      "                   changed), made from the keys this opspec-gen's loader takes\n"
       "  --version        print opspec-gen's version\n",
       f);
 }
@@ -51,9 +56,38 @@ static bool og_valid_package(const char *name) {
   return true;
 }
 
+/* --schema: to stdout, or to `path` unless it already holds exactly that text (so that a
+ * build that depends on it does not rerun). */
+static int og_write_schema(const char *path, size_t npaths) {
+  if (npaths) {
+    fprintf(stderr, "opspec-gen: error: --schema takes no specs\n");
+    return 2;
+  }
+  og_buf schema = {0};
+  og_spec_schema(&schema);
+  int status = 0;
+  if (!path) {
+    fputs(og_buf_str(&schema), stdout);
+  } else {
+    og_diag d = {0};
+    og_source *old = og_source_read(path, &d); /* a missing file is simply written */
+    if (!old || strcmp(old->text, og_buf_str(&schema)) != 0) {
+      FILE *f = fopen(path, "w");
+      if (!f || fputs(og_buf_str(&schema), f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "opspec-gen: error: cannot write %s\n", path);
+        status = 1;
+      }
+    }
+    og_source_free(old);
+    og_diag_free(&d);
+  }
+  og_buf_free(&schema);
+  return status;
+}
+
 int main(int argc, char **argv) {
   const char *out_dir = "generated", *template_dir = NULL, *package = "opspec";
-  bool check_only = false, quiet = false, verify = false;
+  bool check_only = false, quiet = false, verify = false, schema = false, out_given = false;
   int max_errors = 20;
   const char **paths = calloc((size_t)argc, sizeof *paths);
   size_t npaths = 0;
@@ -64,8 +98,11 @@ int main(int argc, char **argv) {
       verify = true;
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
+    } else if (strcmp(argv[i], "--schema") == 0) {
+      schema = true;
     } else if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--templates") == 0) && i + 1 < argc) {
       *(argv[i][2] == 'o' ? &out_dir : &template_dir) = argv[i + 1];
+      out_given |= argv[i][2] == 'o';
       ++i;
     } else if (strcmp(argv[i], "--package") == 0 && i + 1 < argc) {
       package = argv[++i];
@@ -102,6 +139,10 @@ int main(int argc, char **argv) {
     } else {
       paths[npaths++] = argv[i];
     }
+  }
+  if (schema) {
+    free(paths);
+    return og_write_schema(out_given ? out_dir : NULL, npaths);
   }
   if (npaths == 0) {
     og_usage(stderr);

@@ -218,6 +218,8 @@ typedef struct og_op {
 /* Loads and validates one spec file. On any error, reports all it finds through `d`
  * and returns NULL. */
 og_op *og_spec_load(const char *path, og_diag *d);
+/* The same for a source already read; the op owns it (freed with the op, or here on error). */
+og_op *og_spec_load_source(og_source *src, og_diag *d);
 void og_op_free(og_op *op);
 
 /* Checks the rules that span keys (names, bindings, bodies) of a loaded op; reports,

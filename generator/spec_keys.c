@@ -7,6 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+static og_keys_log *og_keys_log_active;
+
+void og_keys_record(og_keys_log *log) { og_keys_log_active = log; }
+
+static og_keys_event *og_keys_log_add(const char *what, const char *key, const og_ynode *node) {
+  og_keys_log *log = og_keys_log_active;
+  og_grow((void **)&log->events, &log->cap, log->n + 1, sizeof *log->events);
+  og_keys_event *e = &log->events[log->n++];
+  *e = (og_keys_event){.what = what, .key = key, .node = node};
+  return e;
+}
+
+/* A view begins: its parent is the latest key taken whose value is this mapping or a
+ * sequence holding it. */
+static void og_keys_log_begin(const og_ynode *node, const char *what) {
+  og_keys_event *view = og_keys_log_add(what, NULL, node);
+  for (size_t i = og_keys_log_active->n - 1; i-- > 0;) {
+    const og_keys_event *e = &og_keys_log_active->events[i];
+    if (!e->key || !e->node) continue;
+    bool item = false;
+    if (e->node->kind == OG_Y_SEQ)
+      for (size_t j = 0; j < e->node->n && !item; ++j) item = e->node->items[j] == node;
+    if (e->node != node && !item) continue;
+    view->parent_what = e->what;
+    view->parent_key = e->key;
+    view->in_sequence = item;
+    return;
+  }
+}
+
 bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *d) {
   memset(k, 0, sizeof *k);
   k->map = node;
@@ -20,6 +50,7 @@ bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *
     k->map = NULL;
     return false;
   }
+  if (og_keys_log_active) og_keys_log_begin(node, what);
   return true;
 }
 
@@ -29,7 +60,7 @@ static void og_keys_remember(og_keys *k, const char *key) {
   if (k->nknown < OG_KEYS_MAX) k->known[k->nknown++] = key;
 }
 
-const og_ynode *og_keys_take(og_keys *k, const char *key) {
+static const og_ynode *og_keys_find(og_keys *k, const char *key) {
   og_keys_remember(k, key);
   if (!k->map) return NULL;
   for (size_t i = 0; i < k->map->n; ++i) {
@@ -41,9 +72,17 @@ const og_ynode *og_keys_take(og_keys *k, const char *key) {
   return NULL;
 }
 
+static const og_ynode *og_keys_lookup(og_keys *k, const char *key, bool required) {
+  const og_ynode *v = og_keys_find(k, key);
+  if (og_keys_log_active && k->map) og_keys_log_add(k->what, key, v)->required = required;
+  return v;
+}
+
+const og_ynode *og_keys_take(og_keys *k, const char *key) { return og_keys_lookup(k, key, false); }
+
 const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d) {
   (void)d;
-  const og_ynode *v = og_keys_take(k, key);
+  const og_ynode *v = og_keys_lookup(k, key, true);
   if (!v && k->map && k->nmissing < OG_KEYS_MAX) k->missing[k->nmissing++] = key;
   return v;
 }

@@ -83,12 +83,57 @@ static bool og_parse_int64(const char *text, int64_t *out) {
   return true;
 }
 
+/* `shape: [max(n, m)]` is, to YAML, the two items "max(n" and "m)": a comma ends an item
+ * of a flow sequence. Says so once, at the first piece, with the expression to quote, and
+ * returns true for every piece. */
+static bool og_cut_at_comma(const og_ynode *n, const char *what, og_diag *d) {
+  if (n->style != OG_YS_PLAIN || !n->loc.src) return false;
+  int depth = 0;
+  for (const char *c = n->text; *c; ++c) depth += (*c == '(') - (*c == ')');
+  if (depth == 0) return false;
+  const char *line = n->loc.src->text;
+  for (int l = 1; l < n->loc.line && *line; ++line)
+    if (*line == '\n') ++l;
+  const char *start = line + n->loc.col - 1, *end = start + n->len;
+  if (depth < 0) { /* a later piece: silent when an earlier one on the line opened a '(' */
+    const char *p = start;
+    while (p > line && p[-1] == ' ') --p;
+    if (p == line || p[-1] != ',') return false;
+    int open = 0;
+    for (--p; p > line && p[-1] != '['; --p) open += (p[-1] == '(') - (p[-1] == ')');
+    if (open > 0) return true;
+    og_diag_error(d, n->loc,
+                  "%s has an unmatched ')': YAML ends an item of a flow sequence [...] at a comma, so this one is "
+                  "'%s'; quote an expression that has commas",
+                  what, n->text);
+    return true;
+  }
+  const char *after = end;
+  while (*after == ' ') ++after;
+  if (*after != ',') return false;
+  const char *close = NULL; /* the ')' that closes the piece's first '(' */
+  int level = 0;
+  for (const char *p = start; *p && *p != '\n' && !close; ++p) {
+    level += (*p == '(') - (*p == ')');
+    if (*p == ')' && level == 0) close = p;
+  }
+  og_buf quoted = {0};
+  if (close) og_buf_printf(&quoted, ": \"%.*s\"", (int)(close + 1 - start), start);
+  og_diag_error(d, n->loc,
+                "%s is cut at a comma: YAML ends an item of a flow sequence [...] at a comma, so this one is '%s'; "
+                "quote the expression%s",
+                what, n->text, og_buf_str(&quoted));
+  og_buf_free(&quoted);
+  return true;
+}
+
 static og_expr *og_load_expr(const og_ynode *n, const char *what, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SCALAR, what, d)) return NULL;
   if (n->style == OG_YS_LITERAL || n->style == OG_YS_FOLDED || strchr(n->text, '\n')) {
     og_diag_error(d, n->loc, "%s must be a one-line expression", what);
     return NULL;
   }
+  if (og_cut_at_comma(n, what, d)) return NULL;
   return og_expr_parse(n->text, og_scalar_text_loc(n), d);
 }
 
@@ -566,9 +611,12 @@ static void og_reject_nuls(const og_ynode *n, og_diag *d) {
 }
 
 og_op *og_spec_load(const char *path, og_diag *d) {
-  int before = d->errors;
   og_source *src = og_source_read(path, d);
-  if (!src) return NULL;
+  return src ? og_spec_load_source(src, d) : NULL;
+}
+
+og_op *og_spec_load_source(og_source *src, og_diag *d) {
+  int before = d->errors;
   og_op *op = og_xcalloc(1, sizeof *op);
   op->src = src;
   op->loc = (og_loc){src, 1, 1};

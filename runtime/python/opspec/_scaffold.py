@@ -1,0 +1,216 @@
+"""``opspec new <package>``: a new package of ops, ready to build and test.
+
+Writes into a new folder (``./<package>`` unless ``--dir`` names another):
+
+- ``pyproject.toml``: scikit-build-core, the package's name and version;
+- ``CMakeLists.txt``: ``find_package(opspec)`` + ``opspec_add_extension``;
+- ``specs/scaled_add.yaml``: one op, with derivatives, to edit or copy;
+- ``tests/test_scaled_add.py``: the op against NumPy and ``opspec.testing.check_op``;
+- ``README.md`` (how to build, test and develop) and ``.gitignore``.
+
+As written, ``pip install --no-build-isolation .`` in an environment that has opspec and
+scikit-build-core builds it, and ``pytest tests`` passes (docs/user-project.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import pathlib
+import sys
+
+import opspec
+
+# The first op: element-wise, with an attribute and derivatives, so that check_op has
+# every kind of check to run on it.
+SPEC = """\
+{schema_comment}op: scaled_add
+doc: |
+  Scaled sum, out = x + alpha * y, element-wise, for arrays of any (equal) shape.
+types: {{T: [float32, float64]}}          # one specialization per choice
+inputs:
+  - {{name: x, dtype: T, shape: [...]}}
+  - {{name: y, dtype: T, shape: [...]}}
+outputs:
+  - {{name: out, dtype: T, shape: [...]}}
+attrs:
+  - {{name: alpha, type: float64, default: 1.0}}
+derivatives:                              # d out / d x and d out / d y, element-wise
+  x: {{elementwise: "1"}}
+  y: {{elementwise: "alpha"}}
+launch: [x_size]                          # the body runs once per index i
+kernel: |
+  out[i] = x[i] + (T)alpha * y[i];
+"""
+
+TEST = '''\
+"""{package}.ops.scaled_add against NumPy, and against its own spec (check_op)."""
+
+import os
+
+import jax
+
+jax.config.update("jax_enable_x64", True)  # float64 stays float64; check_op checks derivatives in float64
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from opspec.testing import check_op  # noqa: E402
+
+import {package}  # noqa: E402
+
+
+@pytest.fixture
+def rng():
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"random seed {{seed}}")  # shown on failure, to replay
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scaled_add(rng, dtype):
+    x, y = rng.standard_normal((2, 4, 33)).astype(dtype)
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    out = jax.jit({package}.ops.scaled_add, static_argnames="alpha")(x, y, alpha=-2.5)
+    np.testing.assert_allclose(out, x - dtype(2.5) * y, rtol=tol, atol=tol)
+
+
+def test_scaled_add_conforms(rng):
+    """Call checks, jit, vmap, zero sizes and the derivatives against finite differences."""
+    x, y = rng.standard_normal((2, 4, 33))
+    report = check_op({package}.ops.scaled_add, x, y, alpha=0.5, reference=lambda x, y, alpha: x + alpha * y)
+    print(report)
+    assert {{"reference", "jit", "grad x", "grad y"}} <= set(report.ran), report
+'''
+
+PYPROJECT = """\
+[build-system]
+# opspec is not on PyPI: build with `pip install --no-build-isolation .` in an environment
+# that has opspec, jax and scikit-build-core (README.md).
+requires = ["scikit-build-core>=0.11", "opspec>={major_minor},<{next_minor}", "jax>=0.5"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "{package}"
+version = "0.1.0"
+description = "JAX ops built with opspec from the YAML specs in specs/"
+requires-python = ">=3.10"
+# The opspec this package is compiled against at build time, at run time.
+dependencies = ["opspec>={major_minor},<{next_minor}", "jax>=0.5"]
+
+[tool.scikit-build]
+cmake.version = ">=3.24"
+# opspec_add_extension installs the package {package} (CMakeLists.txt).
+wheel.packages = []
+"""
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project({package} LANGUAGES C)
+find_package(opspec CONFIG REQUIRED)
+# Every specs/*.yaml is an op of {package}.ops (docs/user-project.md in opspec).
+opspec_add_extension({package} SPECS ${{CMAKE_CURRENT_SOURCE_DIR}}/specs)
+"""
+
+README = """\
+# {package}
+
+JAX ops written as YAML specs (`specs/`), built with opspec into the package `{package}`.
+
+```sh
+pip install --no-build-isolation .     # in an environment with opspec and scikit-build-core
+python -m pytest -q tests
+```
+
+`specs/scaled_add.yaml` is the first op: `{package}.ops.scaled_add(x, y, alpha=0.5)`.
+Add an op by adding `specs/<op>.yaml` (opspec's docs/spec.md has every key;
+`opspec-gen --check specs/*.yaml` checks specs without building). For a fast edit-test
+loop, see "Develop mode" in opspec's docs/user-project.md.
+"""
+
+GITIGNORE = """\
+/build/
+/.venv/
+__pycache__/
+*.egg-info/
+"""
+
+
+def schema_comment() -> str:
+    """The first line of a spec, for editors with yaml-language-server: this opspec's spec
+    schema (python -m opspec schema --path), when it ships one."""
+    from opspec.__main__ import schema_path
+
+    try:
+        return f"# yaml-language-server: $schema={schema_path().as_uri()}\n"
+    except RuntimeError:
+        return ""
+
+
+def check_name(name: str) -> str | None:
+    """Why `name` cannot be a package name, or None."""
+    if not name.isascii() or not name.isidentifier():
+        return f"'{name}' is not a Python package name (ASCII letters, digits and '_', not starting with a digit)"
+    if keyword.iskeyword(name):
+        return f"'{name}' is a Python keyword"
+    if name == "opspec" or name.startswith("opspec_"):
+        return f"'{name}' is opspec's own name"
+    if len(name) > 64:
+        return f"'{name}' is longer than 64 characters"
+    return None
+
+
+def files(package: str) -> dict[str, str]:
+    """The new package's files: relative path -> text."""
+    major, minor = (int(p) for p in opspec.__version__.split(".")[:2])
+    versions = dict(major_minor=f"{major}.{minor}", next_minor=f"{major}.{minor + 1}")
+    return {
+        "pyproject.toml": PYPROJECT.format(package=package, **versions),
+        "CMakeLists.txt": CMAKELISTS.format(package=package),
+        "specs/scaled_add.yaml": SPEC.format(schema_comment=schema_comment()),
+        "tests/test_scaled_add.py": TEST.format(package=package),
+        "README.md": README.format(package=package),
+        ".gitignore": GITIGNORE,
+    }
+
+
+def create(package: str, where: pathlib.Path) -> list[pathlib.Path]:
+    """Writes the package folder; raises ValueError for a bad name or a folder that is
+    not empty (nothing is written then)."""
+    why = check_name(package)
+    if why:
+        raise ValueError(why)
+    if where.exists() and (not where.is_dir() or any(where.iterdir())):
+        raise ValueError(f"{where} exists and is not an empty folder")
+    written = []
+    for rel, text in files(package).items():
+        path = where / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="opspec new",
+        description="Make a folder with a new package of opspec ops: pyproject.toml, CMakeLists.txt, "
+        "one spec and its test.",
+    )
+    parser.add_argument("package", help="the Python import name of the new package (e.g. myops)")
+    parser.add_argument("--dir", type=pathlib.Path, help="the folder to make (default: ./<package>)")
+    args = parser.parse_args(argv)
+    where = args.dir if args.dir is not None else pathlib.Path(args.package)
+    try:
+        written = create(args.package, where)
+    except ValueError as e:
+        print(f"opspec new: error: {e}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"  {path}")
+    print(
+        f"made {where}/: build and test it with\n"
+        f"  cd {where}\n"
+        f"  pip install --no-build-isolation .\n"
+        f"  python -m pytest -q tests"
+    )
+    return 0

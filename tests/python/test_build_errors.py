@@ -1,0 +1,91 @@
+"""A body that does not compile, in a package of one's own: the build reports the
+compiler's first error once, at specs/<op>.yaml:line:col with the spec's line under it,
+and stops there; neither the CUDA simulator's C++ compile nor the full CPU compile runs
+to repeat it (cmake/OpspecExtension.cmake, "each op's bodies, checked before anything of
+the op compiles"). Plain CMake, CPU and the simulator (no nvcc needed)."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+from test_user_packages import cmake_dir, generator, run
+
+# A portable kernel with an undeclared name (line 10, column 22).
+BAD_KERNEL = """\
+op: bad_kernel
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: y, dtype: T, shape: [n]}
+launch: [n]
+kernel: |
+  const T v = x[i];
+  y[i] = v * scale;
+"""
+
+# A raw CUDA kernel with an undeclared name: only the CUDA source holds it (line 14, column 32).
+BAD_CUDA = """\
+op: bad_cuda
+inputs:
+  - {name: x, dtype: float32, shape: [n]}
+outputs:
+  - {name: y, dtype: float32, shape: [n]}
+cpu: |
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+cuda:
+  - name: copy
+    grid: ["cdiv(n, 128)"]
+    block: [128]
+    body: |
+      const int64_t i = opspec_grid_x();
+      if (i < n) y[i] = x[i] * gain;
+"""
+
+
+@pytest.mark.slow
+def test_a_body_error_is_reported_once_at_the_spec(tmp_path):
+    project = tmp_path / "badpkg"
+    (project / "specs").mkdir(parents=True)
+    (project / "specs" / "bad_kernel.yaml").write_text(BAD_KERNEL)
+    (project / "specs" / "bad_cuda.yaml").write_text(BAD_CUDA)
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.24)\nproject(badpkg LANGUAGES C)\nfind_package(opspec CONFIG REQUIRED)\n"
+        "opspec_add_extension(badpkg SPECS specs CUDA OFF CUDA_SIM ON)\n"
+    )
+    build = project / "build"
+    run(
+        [
+            "cmake",
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            *generator(),
+            f"-Dopspec_DIR={cmake_dir()}",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+        ]
+    )
+    # Keep going past the first failure, so that anything that would repeat an error
+    # gets its chance to.
+    keep_going = ["--", "-k", "0"] if generator() else ["--", "-k"]
+    r = subprocess.run(["cmake", "--build", str(build), "-j", "2", *keep_going], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    print(out)
+    assert r.returncode != 0
+    errors = [line for line in out.splitlines() if re.search(r"\berror\b", line) and "FAILED" not in line]
+    kernel = [e for e in errors if e.startswith("specs/bad_kernel.yaml:")]
+    cuda = [e for e in errors if e.startswith("specs/bad_cuda.yaml:")]
+    assert len(kernel) == 1 and kernel[0].startswith("specs/bad_kernel.yaml:10:14: error:"), errors
+    assert "scale" in kernel[0]
+    assert len(cuda) == 1 and cuda[0].startswith("specs/bad_cuda.yaml:14:32: error:"), errors
+    assert "gain" in cuda[0]
+    # Nothing else reported an error: no follow-on errors, no build-folder paths.
+    others = [e for e in errors if e not in kernel + cuda and not e.startswith("ninja: build stopped")]
+    assert others == [], others
+    # The spec's line, under the error, as the compiler quotes it.
+    assert "   10 |   y[i] = v * scale;" in out
+    assert "   14 |       if (i < n) y[i] = x[i] * gain;" in out
+    # The ops' objects never compiled.
+    assert "bad_kernel_cpu.c.o" not in out and "bad_cuda_cuda_sim.cpp.o" not in out

@@ -1,0 +1,68 @@
+"""`opspec dev` (docs/user-project.md, "Develop mode"): builds a package of one's own
+CPU only into build/dev and runs a command that imports that build; after a one-line
+kernel edit, only that op's generated file is rewritten and only its CPU source compiled,
+and the command sees the new kernel; a body that does not compile is shown as the
+compiler said it, without the build tool's command lines."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from test_user_packages import ADD_A, CLAMP_B, cmake_dir
+
+CHECK = "import numpy as np, devpkg; print(np.asarray(devpkg.ops.add(np.ones(3, np.float32), np.ones(3, np.float32))))"
+
+
+def dev(project, *command):
+    return subprocess.run(
+        [sys.executable, "-m", "opspec", "dev", "--", *command], cwd=project, capture_output=True, text=True
+    )
+
+
+def mtimes(folder):
+    return {p.name: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_opspec_dev_rebuilds_only_the_edited_op(tmp_path):
+    cmake_dir()  # skips unless opspec is pip-installed
+    project = tmp_path / "devpkg"
+    (project / "specs").mkdir(parents=True)
+    (project / "specs" / "add.yaml").write_text(ADD_A)
+    (project / "specs" / "clamp.yaml").write_text(CLAMP_B)
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.24)\nproject(devpkg LANGUAGES C)\nfind_package(opspec CONFIG REQUIRED)\n"
+        "opspec_add_extension(devpkg SPECS specs)\n"
+    )
+    # A pip-installed devpkg elsewhere on the path must not win over build/dev.
+    r = dev(project, sys.executable, "-c", CHECK)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "[2. 2. 2.]"
+    assert "opspec dev: configuring" in r.stderr and "(CPU only)" in r.stderr
+    cache = (project / "build" / "dev" / "CMakeCache.txt").read_text()
+    assert "OPSPEC_CUDA:UNINITIALIZED=OFF" in cache and "OPSPEC_CUDA_SIM:UNINITIALIZED=OFF" in cache
+    generated = project / "build" / "dev" / "opspec_generated" / "devpkg" / "ops"
+    before = mtimes(generated)
+
+    (project / "specs" / "add.yaml").write_text(ADD_A.replace("x[i] + y[i];", "x[i] + 3 * y[i];"))
+    r = dev(project, sys.executable, "-c", CHECK)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "[4. 4. 4.]"
+    assert "configuring" not in r.stderr
+    assert "(compiled add_cpu.c)" in r.stderr, r.stderr
+    after = mtimes(generated)
+    assert sorted(f for f in after if after[f] != before.get(f)) == ["add_body.inc"]
+
+    # A body that does not compile: the compiler's error, at the spec, and no command runs.
+    (project / "specs" / "add.yaml").write_text(ADD_A.replace("x[i] + y[i];", "x[i] + y[j];"))
+    r = dev(project, sys.executable, "-c", "print('ran')")
+    assert r.returncode == 1 and "ran" not in r.stdout
+    lines = r.stderr.splitlines()
+    errors = [line for line in lines if ": error:" in line]
+    assert len(errors) == 1 and errors[0].startswith("specs/add.yaml:12:21: error:"), r.stderr
+    assert "   12 |   out[i] = x[i] + y[j];" in lines
+    assert not any(line.startswith(("FAILED", "cd ", "ninja")) for line in lines), r.stderr
+    assert lines[-1].startswith("opspec dev: the build failed")
+    # Nothing from this folder's build on the path of a later `python` without dev.
+    assert "devpkg" not in os.environ.get("PYTHONPATH", "")
