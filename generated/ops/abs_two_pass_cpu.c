@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/abs_two_pass.h"
 
 /* abs_two_pass on CPU, T = float32. */

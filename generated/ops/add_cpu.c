@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/add.h"
 
 /* add on CPU, T = float32. */
@@ -14,6 +15,7 @@ static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
@@ -26,6 +28,7 @@ static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
@@ -38,6 +41,7 @@ static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
@@ -50,6 +54,7 @@ static void opspec_add_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begi
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }

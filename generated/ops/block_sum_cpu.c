@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/block_sum.h"
 
 /* block_sum on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/csr_matvec.h"
 
 /* A body's report of a value that breaks an in_kernel check: the handler then fails

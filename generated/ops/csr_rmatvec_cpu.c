@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/csr_rmatvec.h"
 
 /* csr_rmatvec on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/matvec.h"
 
 /* matvec on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/max.h"
 
 /* max on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/parallel_add.h"
 
 /* parallel_add on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/running_stats.h"
 
 /* running_stats on CPU, T = float32. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
@@ -17,7 +18,8 @@ static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 21 "generated/ops/scale_cpu.c"
+#line 22 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
@@ -33,7 +35,8 @@ static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 37 "generated/ops/scale_cpu.c"
+#line 39 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
@@ -49,7 +52,8 @@ static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 53 "generated/ops/scale_cpu.c"
+#line 56 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
@@ -65,7 +69,8 @@ static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_be
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 69 "generated/ops/scale_cpu.c"
+#line 73 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }

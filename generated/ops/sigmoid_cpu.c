@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/sigmoid.h"
 
 /* sigmoid on CPU, T = float32. */
@@ -13,6 +14,7 @@ static void opspec_sigmoid_cpu_float32(const void *opspec_argp, int64_t opspec_b
   const opspec_sigmoid_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/sigmoid_body.inc"
   }
@@ -24,6 +26,7 @@ static void opspec_sigmoid_cpu_float64(const void *opspec_argp, int64_t opspec_b
   const opspec_sigmoid_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/sigmoid_body.inc"
   }
@@ -35,6 +38,7 @@ static void opspec_sigmoid_cpu_float16(const void *opspec_argp, int64_t opspec_b
   const opspec_sigmoid_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/sigmoid_body.inc"
   }
@@ -46,6 +50,7 @@ static void opspec_sigmoid_cpu_bfloat16(const void *opspec_argp, int64_t opspec_
   const opspec_sigmoid_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/sigmoid_body.inc"
   }

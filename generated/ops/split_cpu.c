@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/split.h"
 
 /* split on CPU, T = float32. */
@@ -14,6 +15,7 @@ static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_beg
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
   T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/split_body.inc"
   }
@@ -26,6 +28,7 @@ static void opspec_split_cpu_float64(const void *opspec_argp, int64_t opspec_beg
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
   T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/split_body.inc"
   }

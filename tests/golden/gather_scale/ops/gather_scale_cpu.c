@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/gather_scale.h"
 
 /* gather_scale on CPU, T = float32. */
@@ -15,6 +16,7 @@ static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t ops
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double scale = opspec_args->scale;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
   }
@@ -28,6 +30,7 @@ static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t ops
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double scale = opspec_args->scale;
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
   }
