@@ -250,6 +250,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # package that runs where it is built; off by default: a wheel must run on any x86-64.
   if(OPSPEC_NATIVE)
     target_compile_options(${target} PRIVATE -march=native)
+    target_compile_definitions(${target} PRIVATE OPSPEC_NO_CPU_CLONES)
   endif()
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME _opspec

@@ -545,6 +545,7 @@ static void og_emit_cuda(const og_op *op, og_value *v) {
   og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
   og_map_set(v, "with_cuda", og_when(has));
   og_map_set(v, "rejects", og_when(og_op_rejects(op)));
+  og_map_set(v, "fastmath", og_when(op->fastmath));
   og_map_set(v, "without_cuda", og_when(!has));
   og_value *kernels = og_value_list();
   og_buf fn = {0}, comment = {0};

@@ -507,6 +507,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *bytes = og_keys_take(&k, "bytes");
   const og_ynode *flops = og_keys_take(&k, "flops");
   const og_ynode *reduce = og_keys_take(&k, "reduce");
+  const og_ynode *fastmath = og_keys_take(&k, "fastmath");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -532,6 +533,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
   if (flops) op->flops = og_load_expr(flops, "'flops'", d);
   if (reduce && og_want_kind(reduce, OG_Y_MAP, "'reduce'", d)) og_load_reduce(op, reduce, d);
+  op->fastmath = og_load_check_flag(fastmath, "'fastmath'", d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text

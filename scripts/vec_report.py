@@ -35,7 +35,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FLAGS = ["-std=c11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-DOPSPEC_LIBMVEC"]
 # A GCC message: file:line:col: kind: text
 MESSAGE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>optimized|missed|note): (?P<text>.*)$")
-FUNCTION = re.compile(r"^static void opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)\(")
+FUNCTION = re.compile(
+    r"^(?:OPSPEC_CPU_CLONES )?static void opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)\("
+)
 DONE = re.compile(r"vectorized (\d+) loops in function")
 
 

@@ -9,7 +9,7 @@
 #include "ops/add.h"
 
 /* add on CPU, T = float32. */
-static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -22,7 +22,7 @@ static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin
 }
 
 /* add on CPU, T = float64. */
-static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -35,7 +35,7 @@ static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin
 }
 
 /* add on CPU, T = float16. */
-static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -48,7 +48,7 @@ static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin
 }
 
 /* add on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-static void opspec_add_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

@@ -9,7 +9,7 @@
 #include "ops/exp_decay.h"
 
 /* exp_decay on CPU, T = float32. */
-static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;
@@ -26,7 +26,7 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec
 }
 
 /* exp_decay on CPU, T = float64. */
-static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;

@@ -9,7 +9,7 @@
 #include "ops/exp_trace.h"
 
 /* exp_trace on CPU, T = float32. */
-static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;
@@ -27,7 +27,7 @@ static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec
 }
 
 /* exp_trace on CPU, T = float64. */
-static void opspec_exp_trace_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;

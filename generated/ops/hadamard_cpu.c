@@ -9,7 +9,7 @@
 #include "ops/hadamard.h"
 
 /* hadamard on CPU, T = float32. */
-static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
@@ -24,7 +24,7 @@ static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_
 }
 
 /* hadamard on CPU, T = float64. */
-static void opspec_hadamard_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;

@@ -9,7 +9,7 @@
 #include "ops/leaky_relu.h"
 
 /* leaky_relu on CPU, T = float32. */
-static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -26,7 +26,7 @@ static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspe
 }
 
 /* leaky_relu on CPU, T = float64. */
-static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

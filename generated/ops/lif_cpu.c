@@ -9,7 +9,7 @@
 #include "ops/lif.h"
 
 /* lif on CPU, T = float32. */
-static void opspec_lif_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_lif_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_lif_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -34,7 +34,7 @@ static void opspec_lif_cpu_float32(const void *opspec_argp, int64_t opspec_begin
 }
 
 /* lif on CPU, T = float64. */
-static void opspec_lif_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_lif_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_lif_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;

@@ -9,7 +9,7 @@
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
-static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -26,7 +26,7 @@ static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_beg
 }
 
 /* scale on CPU, T = float64. */
-static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -43,7 +43,7 @@ static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_beg
 }
 
 /* scale on CPU, T = float16. */
-static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -60,7 +60,7 @@ static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_beg
 }
 
 /* scale on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

@@ -9,7 +9,7 @@
 #include "ops/spike_reset.h"
 
 /* spike_reset on CPU, T = float32. */
-static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -29,7 +29,7 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opsp
 }
 
 /* spike_reset on CPU, T = float64. */
-static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;

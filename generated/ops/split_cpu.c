@@ -9,7 +9,7 @@
 #include "ops/split.h"
 
 /* split on CPU, T = float32. */
-static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_split_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -22,7 +22,7 @@ static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_beg
 }
 
 /* split on CPU, T = float64. */
-static void opspec_split_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_split_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_split_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

@@ -9,7 +9,7 @@
 #include "ops/gather_scale.h"
 
 /* gather_scale on CPU, T = float32. */
-static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -23,7 +23,7 @@ static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t ops
 }
 
 /* gather_scale on CPU, T = float64. */
-static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
