@@ -71,16 +71,33 @@ int main(void) {
     time_kernel("leaky_relu", opspec_leaky_relu_cpu_variants[0], &lr, n, n);
     opspec_exp_trace_args et = {arr(y, n), arr(x, n), arr(one, 1), arr(out, n), n};
     time_kernel("exp_trace", opspec_exp_trace_cpu_variants[0], &et, n, n);
-    opspec_lif_args lif = {arr(v, n), arr(x, n), arr(one, 1), arr(th, 1), arr(rest, 1), arr(dt, 1), arr(out, n),
-                           {spikes, n, {n, 1, 1, 1, 1, 1, 1, 1}}, n};
+    opspec_lif_args lif = {arr(v, n),
+                           arr(x, n),
+                           arr(one, 1),
+                           arr(th, 1),
+                           arr(rest, 1),
+                           arr(dt, 1),
+                           arr(out, n),
+                           {spikes, n, {n, 1, 1, 1, 1, 1, 1, 1}},
+                           n};
     time_kernel("lif", opspec_lif_cpu_variants[0], &lif, n, n);
     opspec_matvec_args mv = {arr(x, n), arr(y, 64), arr(out, n / 64), n / 64, 64};
     time_kernel("matvec", opspec_matvec_cpu_variants[0], &mv, n / 64, n);
     opspec_hadamard_args hd = {arr(x, n), arr(y, n), arr(out, n), n / 7, 7};
     time_kernel("hadamard", opspec_hadamard_cpu_variants[0], &hd, n / 7, n / 7 * 7);
 #ifndef FORMS_BEFORE_STDP
-    opspec_stdp_update_args st = {arr(out, n), arr(x, n / 1024), arr(y, n / 1024), arr(x, 1024), arr(y, 1024),
-                                  arr(out, n), n / 1024, 1024, 0.01, 0.012, 0.0, 1.0};
+    opspec_stdp_update_args st = {arr(out, n),
+                                  arr(x, n / 1024),
+                                  arr(y, n / 1024),
+                                  arr(x, 1024),
+                                  arr(y, 1024),
+                                  arr(out, n),
+                                  n / 1024,
+                                  1024,
+                                  0.01,
+                                  0.012,
+                                  0.0,
+                                  1.0};
     time_kernel("stdp_update", opspec_stdp_update_cpu_variants[0], &st, n / 1024, n);
 #endif
     free(x), free(y), free(out), free(one), free(v), free(th), free(rest), free(dt), free(spikes);

@@ -36,32 +36,32 @@ __attribute__((noinline)) static float s_pow(float x, float y) { return powf(x, 
 #if defined(__AVX2__)
 #define SLEEF1(f, x) f##f8_u10(x)
 typedef __m256 vf;
-#define VL 8
-#define VLOAD _mm256_loadu_ps
+#define VL     8
+#define VLOAD  _mm256_loadu_ps
 #define VSTORE _mm256_storeu_ps
 #else
 #define SLEEF1(f, x) f##f4_u10(x)
 typedef __m128 vf;
-#define VL 4
-#define VLOAD _mm_loadu_ps
-#define VSTORE _mm_storeu_ps
+#define VL           4
+#define VLOAD        _mm_loadu_ps
+#define VSTORE       _mm_storeu_ps
 #endif
 
 enum { N = 1 << 16 };
 static float xs[N], ys[N], out[N];
 
-#define LOOPS(name, expr1, sleef)                                                               \
-  static void v_##name(int64_t n) {                                                             \
-    for (int64_t i = 0; i < n; ++i) out[i] = expr1(xs[i]);                                      \
-  }                                                                                             \
-  static void l_##name(int64_t n) {                                                             \
-    for (int64_t i = 0; i < n; ++i) out[i] = s_##name(xs[i]);                                   \
-  }                                                                                             \
-  static void q_##name(int64_t n) {                                                             \
-    for (int64_t i = 0; i < n; i += VL) VSTORE(out + i, sleef(VLOAD(xs + i)));                  \
+#define LOOPS(name, expr1, sleef)                                              \
+  static void v_##name(int64_t n) {                                            \
+    for (int64_t i = 0; i < n; ++i) out[i] = expr1(xs[i]);                     \
+  }                                                                            \
+  static void l_##name(int64_t n) {                                            \
+    for (int64_t i = 0; i < n; ++i) out[i] = s_##name(xs[i]);                  \
+  }                                                                            \
+  static void q_##name(int64_t n) {                                            \
+    for (int64_t i = 0; i < n; i += VL) VSTORE(out + i, sleef(VLOAD(xs + i))); \
   }
-#define SL_EXP(v) SLEEF1(Sleef_exp, v)
-#define SL_LOG(v) SLEEF1(Sleef_log, v)
+#define SL_EXP(v)  SLEEF1(Sleef_exp, v)
+#define SL_LOG(v)  SLEEF1(Sleef_log, v)
 #define SL_TANH(v) SLEEF1(Sleef_tanh, v)
 LOOPS(exp, expf, SL_EXP)
 LOOPS(log, logf, SL_LOG)
@@ -141,9 +141,30 @@ static void note(stat *s, float x, float got, double ref) {
 }
 
 typedef double (*dref)(double);
-static const float edges[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f,
-                              0x1.fffffcp-127f, 88.72283f, 88.72284f, 89.0f, -87.33654f, -103.97208f, -104.0f,
-                              1.0f, -1.0f, 0x1.fffffep127f, -0x1.fffffep127f, 9.0f, 10.0f, 20.0f, -9.0f};
+static const float edges[] = {NAN,
+                              -NAN,
+                              INFINITY,
+                              -INFINITY,
+                              0.0f,
+                              -0.0f,
+                              0x1p-149f,
+                              -0x1p-149f,
+                              0x1p-126f,
+                              0x1.fffffcp-127f,
+                              88.72283f,
+                              88.72284f,
+                              89.0f,
+                              -87.33654f,
+                              -103.97208f,
+                              -104.0f,
+                              1.0f,
+                              -1.0f,
+                              0x1.fffffep127f,
+                              -0x1.fffffep127f,
+                              9.0f,
+                              10.0f,
+                              20.0f,
+                              -9.0f};
 
 static void accuracy1(const char *name, void (*vec)(int64_t), void (*lib)(int64_t), void (*sl)(int64_t), dref ref) {
   stat sv = {0, 0, 0}, sl_ = {0, 0, 0}, sq = {0, 0, 0};
