@@ -297,9 +297,29 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # above it reads; results are unchanged (IEEE), but sqrt becomes an instruction that
   # vectorises (abs_two_pass: 2.1x at 4M elements, docs/performance.md). Release builds
   # are -O3 already (CMAKE_C_FLAGS_RELEASE).
-  target_compile_options(${target} PRIVATE ${warnings} -fno-math-errno ${OPSPEC_SANITIZE_FLAGS})
+  # -fno-trapping-math: no kernel reads the floating-point exception flags, so the
+  # compiler may compute both sides of a select (`v > 0 ? v : slope * v`) and vectorise
+  # it; values are the same IEEE values (the flags raised are not).
+  target_compile_options(${target} PRIVATE ${warnings} -fno-math-errno -fno-trapping-math ${OPSPEC_SANITIZE_FLAGS})
   target_link_options(${target} PRIVATE ${OPSPEC_SANITIZE_FLAGS})
   target_link_libraries(${target} PRIVATE OpenMP::OpenMP_C m)
+  # glibc's vector math library (libmvec): where it is there and the compiler is GCC,
+  # opspec/math.h declares expf, logf, tanhf, powf (and the double ones) `simd`, so
+  # that a kernel loop calling them vectorises into calls of their 4-16 lane forms
+  # (sigmoid: docs/performance.md, "Math functions"). Without it they stay scalar calls.
+  if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+    find_library(OPSPEC_LIBMVEC_LIBRARY mvec)
+    if(OPSPEC_LIBMVEC_LIBRARY)
+      target_compile_definitions(${target} PRIVATE OPSPEC_LIBMVEC)
+      target_link_libraries(${target} PRIVATE ${OPSPEC_LIBMVEC_LIBRARY})
+    endif()
+  endif()
+  # OPSPEC_NATIVE=ON: kernels for the build machine's CPU only (-march=native), for a
+  # package that runs where it is built; off by default: a wheel must run on any x86-64.
+  if(OPSPEC_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+    target_compile_definitions(${target} PRIVATE OPSPEC_NO_CPU_CLONES)
+  endif()
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME _opspec
     C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF

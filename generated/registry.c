@@ -23,6 +23,7 @@
 #include "ops/sigmoid.h"
 #include "ops/spike_reset.h"
 #include "ops/split.h"
+#include "ops/stdp_update.h"
 #include "ops/sum.h"
 
 const char opspec_package_name[] = "opspec";
@@ -48,6 +49,7 @@ const opspec_op_entry opspec_op_table[] = {
     {"sigmoid", opspec_sigmoid_cpu, OPSPEC_CUDA_HANDLER(opspec_sigmoid_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_sigmoid_cuda_sim)},
     {"spike_reset", opspec_spike_reset_cpu, OPSPEC_CUDA_HANDLER(opspec_spike_reset_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_spike_reset_cuda_sim)},
     {"split", opspec_split_cpu, OPSPEC_CUDA_HANDLER(opspec_split_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_split_cuda_sim)},
+    {"stdp_update", opspec_stdp_update_cpu, OPSPEC_CUDA_HANDLER(opspec_stdp_update_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_stdp_update_cuda_sim)},
     {"sum", opspec_sum_cpu, NULL, NULL},
 };
 

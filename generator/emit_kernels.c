@@ -133,6 +133,21 @@ static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
  * range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits the
  * launch, and a natively batched call's elements, among threads), the others whole. The
  * handler zero-fills the outputs of an empty launch and never calls the kernel then. */
+/* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
+ * loop (the body has none of its own, whose inner loop is then the one to vectorise)
+ * and the body cannot leave it (OpenMP forbids a jump out of a simd loop) nor report
+ * through opspec_reject()'s atomic store. The pragma asserts what a portable kernel
+ * promises anyway: each index runs on its own, in any order (threads, GPU lanes). */
+static bool og_cpu_simd(const og_op *op) {
+  static const char *const stops[] = {"for", "while", "do", "goto", "return", "break", "switch", "opspec_reject"};
+  og_idents used = {0};
+  og_idents_scan(&used, op->kernel.text);
+  bool simd = true;
+  for (size_t k = 0; k < sizeof stops / sizeof stops[0]; ++k) simd = simd && !og_idents_has(&used, stops[k]);
+  og_idents_free(&used);
+  return simd;
+}
+
 static void og_cpu_loops(const og_op *op, og_value *lines) {
   size_t n = op->launch.n;
   char *ext[3] = {NULL, NULL, NULL};
@@ -141,10 +156,14 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
     og_line(lines, "  /* The prologue: once per range the handler runs, before its loop. */");
     og_body_lines(op, &op->prologue, lines, true);
   }
+  bool simd = og_cpu_simd(op);
+  if (simd && n == 1) og_line(lines, "  #pragma omp simd");
   og_line(lines, "  for (int64_t i = opspec_begin; i < opspec_end; ++i)%s", n == 1 ? " {" : "");
-  for (size_t d = 1; d < n; ++d)
+  for (size_t d = 1; d < n; ++d) {
+    if (simd && d + 1 == n) og_line(lines, "%*s#pragma omp simd", 2 + 2 * (int)d, "");
     og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", 2 + 2 * (int)d, "", og_index_names[d], og_index_names[d],
             ext[d] ? ext[d] : "", og_index_names[d], d + 1 == n ? " {" : "");
+  }
   og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   og_line(lines, "%*s}", 2 + 2 * (int)(n - 1), "");
   for (size_t d = 1; d < n; ++d) free(ext[d]);
@@ -526,6 +545,7 @@ static void og_emit_cuda(const og_op *op, og_value *v) {
   og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
   og_map_set(v, "with_cuda", og_when(has));
   og_map_set(v, "rejects", og_when(og_op_rejects(op)));
+  og_map_set(v, "fastmath", og_when(op->fastmath));
   og_map_set(v, "without_cuda", og_when(!has));
   og_value *kernels = og_value_list();
   og_buf fn = {0}, comment = {0};

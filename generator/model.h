@@ -200,6 +200,7 @@ typedef struct og_op {
   og_expr *bytes;       /* `bytes:`, memory traffic of a call, or NULL */
   og_expr *flops;       /* `flops:`, arithmetic of a call, or NULL */
   og_body prologue;     /* portable kernel: run once per call (per thread in CUDA) before the loop */
+  bool fastmath;        /* `fastmath: true`: the CPU kernels may reassociate (opspec/cpu.h) */
   og_body kernel;       /* portable body, run once per launch index */
   og_body cpu;          /* raw CPU function body */
   og_cuda_kernel *cuda; /* raw CUDA kernels, run in order */

@@ -570,6 +570,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   const og_ynode *flops = og_keys_take(&k, "flops");
   const og_ynode *reduce = og_keys_take(&k, "reduce");
   const og_ynode *independent = og_keys_take(&k, "independent");
+  const og_ynode *fastmath = og_keys_take(&k, "fastmath");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -596,6 +597,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (flops) op->flops = og_load_expr(flops, "'flops'", d);
   if (reduce && og_want_kind(reduce, OG_Y_MAP, "'reduce'", d)) og_load_reduce(op, reduce, d);
   if (independent && og_want_kind(independent, OG_Y_SEQ, "'independent'", d)) og_load_independent(op, independent, d);
+  op->fastmath = og_load_check_flag(fastmath, "'fastmath'", d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text

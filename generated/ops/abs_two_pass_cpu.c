@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/abs_two_pass.h"
 
 /* abs_two_pass on CPU, T = float32. */
-static void opspec_abs_two_pass_cpu_float32(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_abs_two_pass_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_abs_two_pass_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -19,7 +20,7 @@ static void opspec_abs_two_pass_cpu_float32(const void *opspec_argp) {
 }
 
 /* abs_two_pass on CPU, T = float64. */
-static void opspec_abs_two_pass_cpu_float64(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_abs_two_pass_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_abs_two_pass_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

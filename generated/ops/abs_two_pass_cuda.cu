@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/abs_two_pass.h"
 
 /* Kernel 'square' of abs_two_pass. */
@@ -16,7 +17,7 @@ static __global__ void opspec_abs_two_pass_square(const opspec_abs_two_pass_args
 #line 24 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) temp[i] = x[i] * x[i];
-#line 20 "generated/ops/abs_two_pass_cuda.cu"
+#line 21 "generated/ops/abs_two_pass_cuda.cu"
 }
 
 /* Kernel 'root' of abs_two_pass. */
@@ -28,7 +29,7 @@ static __global__ void opspec_abs_two_pass_root(const opspec_abs_two_pass_args o
 #line 29 "specs/abs_two_pass.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) out[i] = sqrt(temp[i]);
-#line 32 "generated/ops/abs_two_pass_cuda.cu"
+#line 33 "generated/ops/abs_two_pass_cuda.cu"
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the

@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/block_sum.h"
 
 /* block_sum on CPU, T = float32. */
-static void opspec_block_sum_cpu_float32(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_block_sum_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_block_sum_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -19,7 +20,7 @@ static void opspec_block_sum_cpu_float32(const void *opspec_argp) {
 }
 
 /* block_sum on CPU, T = float64. */
-static void opspec_block_sum_cpu_float64(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_block_sum_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_block_sum_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;

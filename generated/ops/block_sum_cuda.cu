@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/block_sum.h"
 
 /* Its kernels' dynamic shared memory: storage the CUDA simulator needs, nothing on a GPU. */
@@ -28,7 +29,7 @@ static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspe
         __syncthreads();
       }
       if (tx == 0) block_sums[blockIdx.x] = shared[0];
-#line 32 "generated/ops/block_sum_cuda.cu"
+#line 33 "generated/ops/block_sum_cuda.cu"
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the

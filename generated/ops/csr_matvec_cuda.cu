@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/csr_matvec.h"
 
 /* On GPU the contents are not checked (docs/spec.md): a body that finds a bad value

@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/csr_rmatvec.h"
 
 /* csr_rmatvec on CPU, T = float32. */
-static void opspec_csr_rmatvec_cpu_float32(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_csr_rmatvec_cpu_float32(const void *opspec_argp) {
   typedef float T;
   const opspec_csr_rmatvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
@@ -23,7 +24,7 @@ static void opspec_csr_rmatvec_cpu_float32(const void *opspec_argp) {
 }
 
 /* csr_rmatvec on CPU, T = float64. */
-static void opspec_csr_rmatvec_cpu_float64(const void *opspec_argp) {
+OPSPEC_CPU_CLONES static void opspec_csr_rmatvec_cpu_float64(const void *opspec_argp) {
   typedef double T;
   const opspec_csr_rmatvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;

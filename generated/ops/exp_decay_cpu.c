@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/exp_decay.h"
 
 /* exp_decay on CPU, T = float32. */
-static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;
@@ -16,15 +17,16 @@ static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec
   T *out = (T *)opspec_args->out.data;
   /* The prologue: once per range the handler runs, before its loop. */
 #line 17 "specs/exp_decay.yaml"
-  const T factor = (T)exp(-(double)decay[0]);
-#line 21 "generated/ops/exp_decay_cpu.c"
+  const T factor = exp(-decay[0]);
+#line 22 "generated/ops/exp_decay_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_decay_body.inc"
   }
 }
 
 /* exp_decay on CPU, T = float64. */
-static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;
@@ -32,8 +34,9 @@ static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec
   T *out = (T *)opspec_args->out.data;
   /* The prologue: once per range the handler runs, before its loop. */
 #line 17 "specs/exp_decay.yaml"
-  const T factor = (T)exp(-(double)decay[0]);
-#line 37 "generated/ops/exp_decay_cpu.c"
+  const T factor = exp(-decay[0]);
+#line 39 "generated/ops/exp_decay_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_decay_body.inc"
   }

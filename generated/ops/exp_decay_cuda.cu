@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/exp_decay.h"
 
 /* exp_decay, one thread per launch index. */
@@ -20,8 +21,8 @@ static __global__ void opspec_exp_decay_kernel(const opspec_exp_decay_args opspe
     const int64_t n = opspec_args.n;
     /* The prologue: once per thread and element, before its indices. */
 #line 17 "specs/exp_decay.yaml"
-  const T factor = (T)exp(-(double)decay[0]);
-#line 25 "generated/ops/exp_decay_cuda.cu"
+  const T factor = exp(-decay[0]);
+#line 26 "generated/ops/exp_decay_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
 #include "ops/exp_decay_body.inc"

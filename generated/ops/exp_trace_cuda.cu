@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/exp_trace.h"
 
 /* exp_trace, one thread per launch index. */
@@ -21,8 +22,8 @@ static __global__ void opspec_exp_trace_kernel(const opspec_exp_trace_args opspe
     const int64_t n = opspec_args.n;
     /* The prologue: once per thread and element, before its indices. */
 #line 21 "specs/exp_trace.yaml"
-  const T decay = (T)exp(-(double)tau_inv[0]);
-#line 26 "generated/ops/exp_trace_cuda.cu"
+  const T decay = exp(-tau_inv[0]);
+#line 27 "generated/ops/exp_trace_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
 #include "ops/exp_trace_body.inc"

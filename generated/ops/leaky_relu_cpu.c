@@ -5,27 +5,38 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/leaky_relu.h"
 
 /* leaky_relu on CPU, T = float32. */
-static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double alpha = opspec_args->alpha;
+  /* The prologue: once per range the handler runs, before its loop. */
+#line 16 "specs/leaky_relu.yaml"
+  const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
+#line 22 "generated/ops/leaky_relu_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/leaky_relu_body.inc"
   }
 }
 
 /* leaky_relu on CPU, T = float64. */
-static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double alpha = opspec_args->alpha;
+  /* The prologue: once per range the handler runs, before its loop. */
+#line 16 "specs/leaky_relu.yaml"
+  const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
+#line 39 "generated/ops/leaky_relu_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/leaky_relu_body.inc"
   }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/leaky_relu.h"
 
 /* leaky_relu, one thread per launch index. */
@@ -18,6 +19,10 @@ static __global__ void opspec_leaky_relu_kernel(const opspec_leaky_relu_args ops
     const int64_t x_size = opspec_args.x.size;
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 1, opspec_b);
     const double alpha = opspec_args.alpha;
+    /* The prologue: once per thread and element, before its indices. */
+#line 16 "specs/leaky_relu.yaml"
+  const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
+#line 26 "generated/ops/leaky_relu_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= x_size) return;
 #include "ops/leaky_relu_body.inc"

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/lif.h"
 
 /* lif, one thread per launch index. */
@@ -28,7 +29,7 @@ static __global__ void opspec_lif_kernel(const opspec_lif_args opspec_args, cons
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 32 "generated/ops/lif_cuda.cu"
+#line 33 "generated/ops/lif_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
 #include "ops/lif_body.inc"

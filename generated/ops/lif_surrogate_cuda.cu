@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/lif_surrogate.h"
 
 /* lif_surrogate, one thread per launch index. */
@@ -29,7 +30,7 @@ static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_ar
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 33 "generated/ops/lif_surrogate_cuda.cu"
+#line 34 "generated/ops/lif_surrogate_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
 #include "ops/lif_surrogate_body.inc"

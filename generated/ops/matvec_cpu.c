@@ -5,10 +5,16 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/matvec.h"
 
+/* fastmath: true in the spec. In this file's kernels the compiler may reassociate
+ * floating-point arithmetic (vector reductions), ignore the sign of zero and assume no
+ * NaN or infinity (docs/spec.md, "fastmath"). */
+OPSPEC_FASTMATH
+
 /* matvec on CPU, T = float32. */
-static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
@@ -21,7 +27,7 @@ static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_be
 }
 
 /* matvec on CPU, T = float64. */
-static void opspec_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;

@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
-static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -17,14 +18,15 @@ static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 21 "generated/ops/scale_cpu.c"
+#line 22 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = float64. */
-static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -33,14 +35,15 @@ static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 37 "generated/ops/scale_cpu.c"
+#line 39 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = float16. */
-static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -49,14 +52,15 @@ static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_beg
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 53 "generated/ops/scale_cpu.c"
+#line 56 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -65,7 +69,8 @@ static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_be
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 69 "generated/ops/scale_cpu.c"
+#line 73 "generated/ops/scale_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }

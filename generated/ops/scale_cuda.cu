@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/scale.h"
 
 /* scale, one thread per launch index. */
@@ -21,7 +22,7 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
     /* The prologue: once per thread and element, before its indices. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 25 "generated/ops/scale_cuda.cu"
+#line 26 "generated/ops/scale_cuda.cu"
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
 #include "ops/scale_body.inc"

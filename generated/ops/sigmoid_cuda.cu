@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/sigmoid.h"
 
 /* sigmoid, one thread per launch index. */

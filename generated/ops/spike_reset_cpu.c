@@ -5,10 +5,11 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
+#include "opspec/math.h"
 #include "ops/spike_reset.h"
 
 /* spike_reset on CPU, T = float32. */
-static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -20,14 +21,15 @@ static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opsp
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 24 "generated/ops/spike_reset_cpu.c"
+#line 25 "generated/ops/spike_reset_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
   }
 }
 
 /* spike_reset on CPU, T = float64. */
-static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -39,7 +41,8 @@ static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opsp
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 43 "generated/ops/spike_reset_cpu.c"
+#line 45 "generated/ops/spike_reset_cpu.c"
+  #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
   }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/spike_reset.h"
 
 /* Kernel 'detect' of spike_reset. */
@@ -17,7 +18,7 @@ static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args o
 #line 31 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) spikes[i] = V[i] >= V_th[0];
-#line 21 "generated/ops/spike_reset_cuda.cu"
+#line 22 "generated/ops/spike_reset_cuda.cu"
 }
 
 /* Kernel 'reset' of spike_reset. */
@@ -31,7 +32,7 @@ static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args op
 #line 37 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 35 "generated/ops/spike_reset_cuda.cu"
+#line 36 "generated/ops/spike_reset_cuda.cu"
 }
 
 /* Every name declared here starts with opspec_, beside the spec's own names that the

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/split.h"
 
 /* split, one thread per launch index. */

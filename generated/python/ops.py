@@ -50,6 +50,7 @@ __all__ = [
     "sigmoid",
     "spike_reset",
     "split",
+    "stdp_update",
     "sum",
 ]
 
@@ -942,6 +943,61 @@ def split(
 ):
     """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
     return _call(_op_split, (x,), {}, backend)
+
+
+_op_stdp_update = _Op(
+    name="stdp_update",
+    inputs=(
+        _Array("w", "T", ("n_pre", "n_post")),
+        _Array("pre_trace", "T", ("n_pre",)),
+        _Array("pre_spike", "T", ("n_pre",)),
+        _Array("post_trace", "T", ("n_post",)),
+        _Array("post_spike", "T", ("n_post",)),
+    ),
+    outputs=(_Array("w_out", "T", ("n_pre", "n_post")),),
+    types={"T": ("float32", "float64")},
+    attrs=(
+        _Attr("a_plus", "float64"),
+        _Attr("a_minus", "float64"),
+        _Attr("w_min", "float64"),
+        _Attr("w_max", "float64"),
+    ),
+    vmap_method="native",
+    aliases={0: 0},
+    bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
+    flops=lambda s: 6 * s["n_pre"] * s["n_post"],
+)
+
+
+def stdp_update(
+    w,
+    pre_trace,
+    pre_spike,
+    post_trace,
+    post_spike,
+    *,
+    a_plus=0.01,
+    a_minus=0.012,
+    w_min=0.0,
+    w_max=1.0,
+    backend=None,
+):
+    """Pair-based STDP weight update, in place and clipped: w[i, j] += a_plus * pre_trace[i] *
+    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max].
+    One launch index per (pre, post) pair; meant for a donated lax.scan carry.
+
+    Attributes (static; compiled into the call):
+        a_plus (float64, default 0.01): potentiation rate
+        a_minus (float64, default 0.012): depression rate
+        w_min (float64, default 0.0): lower clip
+        w_max (float64, default 1.0): upper clip
+    """
+    return _call(
+        _op_stdp_update,
+        (w, pre_trace, pre_spike, post_trace, post_spike),
+        {"a_plus": a_plus, "a_minus": a_minus, "w_min": w_min, "w_max": w_max},
+        backend,
+    )
 
 
 _op_sum = _Op(

@@ -31,6 +31,7 @@ __all__ = [
     "sigmoid",
     "spike_reset",
     "split",
+    "stdp_update",
     "sum",
 ]
 
@@ -266,6 +267,31 @@ def split(
     backend: _Backend | None = None,
 ) -> _tuple[_jax.Array, _jax.Array]:
     """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
+    ...
+
+def stdp_update(
+    w: _ArrayLike,
+    pre_trace: _ArrayLike,
+    pre_spike: _ArrayLike,
+    post_trace: _ArrayLike,
+    post_spike: _ArrayLike,
+    *,
+    a_plus: float = 0.01,
+    a_minus: float = 0.012,
+    w_min: float = 0.0,
+    w_max: float = 1.0,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Pair-based STDP weight update, in place and clipped: w[i, j] += a_plus * pre_trace[i] *
+    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max].
+    One launch index per (pre, post) pair; meant for a donated lax.scan carry.
+
+    Attributes (static; compiled into the call):
+        a_plus (float64, default 0.01): potentiation rate
+        a_minus (float64, default 0.012): depression rate
+        w_min (float64, default 0.0): lower clip
+        w_max (float64, default 1.0): upper clip
+    """
     ...
 
 def sum(

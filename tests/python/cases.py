@@ -44,6 +44,13 @@ def _lif_args(r, t, n):
     return V, I_ext, tau_inv, V_th, V_rest, dt
 
 
+def _stdp_args(r, t, n):
+    # Weights near both clips, traces in [0, 1), spikes 0 or 1: every branch of the clip.
+    w = r.uniform(-0.05, 1.05, (n, 9)).astype(t)
+    spikes = lambda m: (r.random(m) < 0.3).astype(t)  # noqa: E731
+    return (w, r.random(n).astype(t), spikes(n), r.random(9).astype(t), spikes(9))
+
+
 CASES = {
     "add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
     "parallel_add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
@@ -82,6 +89,12 @@ CASES = {
         lambda x: np.add.reduceat(x, np.arange(0, x.size, 256)) if x.size else np.zeros(0),
     ),
     "abs_two_pass": (lambda r, t, n: ((_u(r, t, n),), {}), np.abs),
+    "stdp_update": (
+        lambda r, t, n: (_stdp_args(r, t, n), {}),
+        lambda w, xt, xs, yt, ys, a_plus=0.01, a_minus=0.012, w_min=0.0, w_max=1.0: np.clip(
+            w + a_plus * np.outer(xt, ys) - a_minus * np.outer(xs, yt), w_min, w_max
+        ),
+    ),
     "csr_matvec": (
         lambda r, t, n: (lambda d, i, p, dense: ((d, i, p, _u(r, t, 40)), {}))(*_csr(r, t, n, 40)),
         lambda data, indices, indptr, x: sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, x.size)) @ x,

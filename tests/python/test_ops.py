@@ -251,3 +251,32 @@ def test_cost_of_csr_matvec_counts_the_index_arrays(rng):
     nnz, rows = len(data), len(indptr) - 1
     want = nnz * (8 + 4) + (rows + 1) * 4 + len(x) * 8 + rows * 8
     assert opspec.cost(opspec.ops.csr_matvec, *args, **attrs) == {"bytes": want, "flops": 2 * nnz}
+
+
+def _ulps(got, want):
+    """|got - want| in float32 ulps of want (want in float64)."""
+    spacing = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - want) / np.maximum(spacing, 2.0**-149)
+
+
+def test_float32_math_is_float_math_and_vectorised_within_its_ulps(rng):
+    # sigmoid's body is exp of T: float32 calls expf (libmvec's vector form where the
+    # build links it: docs/spec.md, "Math in bodies"), not exp of double. Against the
+    # float64 formula: a few ulp, the edges (NaN, infinities, overflow of exp, tiny and
+    # subnormal values) as IEEE gives them, over random values of every magnitude.
+    edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 88.72, -88.72, 89.0, -89.0, 104.0, -104.0, 1e30, -1e30]
+    magnitudes = rng.uniform(-40, 7, 4096)
+    x = np.concatenate([edges, np.sign(rng.uniform(-1, 1, 4096)) * 2.0**magnitudes]).astype(np.float32)
+    got = np.asarray(jax.jit(opspec.ops.sigmoid)(x))
+    with np.errstate(over="ignore"):
+        want = 1 / (1 + np.exp(-x.astype(np.float64)))
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    # XLA runs kernels with subnormals flushed to zero (jnp's sigmoid gives 0 there too).
+    flushed = np.abs(want) < np.finfo(np.float32).tiny
+    assert np.all(got[flushed] == 0)
+    normal = ~np.isnan(want) & ~flushed
+    assert _ulps(got[normal], want[normal]).max() <= 4, x[normal][np.argmax(_ulps(got[normal], want[normal]))]
+    # exp_decay's prologue: exp of a float32 attribute-like input in float.
+    d = np.array([0.3], np.float32)
+    y = np.asarray(opspec.ops.exp_decay(np.ones(8, np.float32), d))
+    assert _ulps(y, np.full(8, np.exp(-0.3))).max() <= 4

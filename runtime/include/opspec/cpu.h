@@ -15,6 +15,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* `fastmath: true` in a spec puts this after the includes of the op's <op>_cpu.c: the
+ * kernels below may reassociate floating-point arithmetic (a reduction in a loop then
+ * vectorises), contract a*b+c into FMAs, ignore the sign of zero and assume no NaN and
+ * no infinity, as -ffast-math's parts do (docs/spec.md, "fastmath"). Clang has a pragma
+ * for the reassociation only. */
+/* _Pragma takes one string literal: clang-format must not split it. */
+/* clang-format off */
+#if defined(__clang__)
+#define OPSPEC_FASTMATH _Pragma("clang fp reassociate(on) contract(fast)")
+#elif defined(__GNUC__)
+#define OPSPEC_FASTMATH _Pragma("GCC optimize(\"associative-math\", \"no-signed-zeros\", \"finite-math-only\", \"no-trapping-math\", \"fp-contract=fast\")")
+#else
+#define OPSPEC_FASTMATH
+#endif
+/* clang-format on */
+
+/* Each CPU kernel in two forms, the one for the CPU chosen when the extension loads
+ * (target_clones: an ifunc): baseline x86-64 (SSE2), and x86-64-v3 (AVX2, FMA, F16C;
+ * Haswell and Zen on), which ran the shipped kernels 1.3-4x faster in cache on the
+ * project's machine (docs/performance.md, "CPU forms"). No AVX-512 form: no machine of
+ * the project has AVX-512 to measure one on. Only on x86-64 ELF (ifuncs) with GCC 12+
+ * or clang 14+ (which know the x86-64-v3 name), and not where the build targets one CPU
+ * already (OPSPEC_NATIVE defines OPSPEC_NO_CPU_CLONES). */
+#if defined(__x86_64__) && defined(__ELF__) && !defined(OPSPEC_NO_CPU_CLONES) && \
+    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || (defined(__clang__) && __clang_major__ >= 14))
+#define OPSPEC_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define OPSPEC_CPU_CLONES
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "opspec/cuda.h"
+#include "opspec/math.h"
 #include "ops/gather_scale.h"
 
 /* gather_scale, one thread per launch index. */

@@ -1,0 +1,190 @@
+"""The vectorisation report of generated CPU kernels (docs/performance.md, "Loops that
+vectorise").
+
+Compiles each `<op>_cpu.c` of a generated folder with GCC as the extension compiles it
+(`-O3 -fno-math-errno -fno-trapping-math -fopenmp`, glibc's vector math declared; see
+cmake/OpspecExtension.cmake) plus `-fopt-info-vec-all`, and prints one row per loop of
+each type variant: op, dtype, where the loop is (the spec's line for loops of the body,
+the generated file's for the launch loops), whether it vectorised, and GCC's reason
+when it did not. Compile only: a few seconds for every shipped op.
+
+Each kernel is compiled once per CPU form the build makes (target_clones in
+opspec/cpu.h): baseline x86-64 (SSE2) and x86-64-v3 (AVX2, FMA, F16C); AVX-512
+(x86-64-v4) can be added with --forms.
+
+Required, and the exit status is 1 when one is missed: the innermost loop of every
+portable kernel (`kernel:`), for its float32 and float64 variants in every form: the
+innermost launch loop when the body has no loop of its own, else the body's loops.
+Reported only: raw `cpu:` bodies, and float16 variants (GCC 12 vectorises no _Float16
+arithmetic below AVX512-FP16; bfloat16 variants are float kernels).
+
+    python scripts/vec_report.py [--generated generated] [--specs specs] [--cc gcc] [-- extra flags]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FLAGS = ["-std=c11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-DOPSPEC_LIBMVEC"]
+# A GCC message: file:line:col: kind: text
+MESSAGE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>optimized|missed|note): (?P<text>.*)$")
+FUNCTION = re.compile(
+    r"^(?:OPSPEC_CPU_CLONES )?static void opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)\("
+)
+DONE = re.compile(r"vectorized (\d+) loops in function")
+
+
+@dataclasses.dataclass
+class Loop:
+    op: str
+    dtype: str
+    where: str  # file:line
+    vectorized: bool = False
+    in_order: bool = False  # vectorised, but its reduction adds lane by lane, in order
+    reasons: list[str] = dataclasses.field(default_factory=list)
+    required: bool = False
+    form: str = ""
+
+
+def xla_include() -> str:
+    import jaxlib
+
+    return str(pathlib.Path(jaxlib.__file__).parent / "include")
+
+
+def functions(source: pathlib.Path) -> dict[int, tuple[str, str]]:
+    """Line of each variant's function -> (op, dtype)."""
+    found = {}
+    for n, text in enumerate(source.read_text().splitlines(), 1):
+        m = FUNCTION.match(text)
+        if m:
+            found[n] = (m["op"], m["dtype"])
+    return found
+
+
+def body_has_loop(body: pathlib.Path) -> bool:
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", body.read_text(), flags=re.S)
+    return re.search(r"\b(for|while|do)\b", code) is not None
+
+
+def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str], form: str) -> list[Loop]:
+    """Every loop GCC reports in `source` compiled for `-march=form`, per variant function."""
+    try:  # relative, so that GCC names the launch loops generated/ops/<op>_cpu.c:<line>
+        name = str(source.resolve().relative_to(ROOT))
+    except ValueError:
+        name = str(source)
+    # One form at a time: the report of target_clones' three clones could not be told apart.
+    cmd = [
+        cc,
+        *FLAGS,
+        f"-march={form}",
+        "-DOPSPEC_NO_CPU_CLONES",
+        *extra,
+        *(f"-I{i}" for i in includes),
+        "-fopt-info-vec-all-internals",
+        "-c",
+        name,
+        "-o",
+        "/dev/null",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    funcs = functions(source)
+    portable = (source.parent / source.name.replace("_cpu.c", "_body.inc")).exists() and "opspec_begin" in (
+        source.read_text()
+    )
+    body_loops = body_has_loop(source.parent / source.name.replace("_cpu.c", "_body.inc"))
+    loops: list[Loop] = []
+    pending: list[Loop] = []  # the current function's loops, until its closing note
+    current: Loop | None = None
+    in_order: set[str] = set()  # loops GCC vectorised with an in-order (fold-left) reduction
+    for text in out.stderr.splitlines():
+        m = MESSAGE.match(text)
+        if not m:
+            continue
+        where, kind, msg = f"{m['file']}:{m['line']}", m["kind"], m["text"]
+        if "in-order (fold-left) reduction" in msg:
+            in_order.add(where)
+        done = DONE.search(msg)
+        if done:
+            # A function that is not a variant: an OpenMP region a raw `cpu:` body outlined.
+            op, dtype = funcs.get(int(m["line"]), (source.name[: -len("_cpu.c")], "omp"))
+            # float16: GCC 12 vectorises no _Float16 arithmetic below AVX512-FP16.
+            wanted = ("float32", "float64")
+            # One loop can be reported twice (the main loop, then its vector epilogue).
+            merged: dict[str, Loop] = {}
+            for loop in pending:
+                seen = merged.setdefault(loop.where, Loop(op, dtype, loop.where, form=form))
+                seen.vectorized |= loop.vectorized
+                seen.reasons += [r for r in loop.reasons if r not in seen.reasons]
+            for loop in merged.values():
+                in_body = "_cpu.c:" not in loop.where
+                innermost = in_body if body_loops else True
+                loop.required = portable and innermost and dtype in wanted
+                loop.form = form
+                if loop.vectorized:
+                    loop.reasons = []
+                if loop.vectorized and loop.where in in_order:
+                    # Vector loads and multiplies, but one add after another: as slow
+                    # as the scalar loop where the adds are the chain.
+                    loop.in_order, loop.vectorized = True, False
+                    loop.reasons = [
+                        "in-order (fold-left) reduction: C forbids reassociating it; `fastmath: true` allows it"
+                    ]
+            if portable and not body_loops:
+                # Launch loops: only the innermost (the last reported of the function) counts.
+                launch = [lp for lp in merged.values()]
+                for lp in launch[:-1]:
+                    lp.required = False
+            loops += merged.values()
+            pending, current, in_order = [], None, set()
+            continue
+        if kind == "optimized" and msg.startswith("loop vectorized"):
+            current = Loop("", "", where, vectorized=True)
+            pending.append(current)
+        elif kind == "missed" and msg.startswith("couldn't vectorize loop"):
+            current = Loop("", "", where)
+            pending.append(current)
+        elif kind == "missed" and current is not None and not current.vectorized and not msg.startswith(" "):
+            current.reasons.append(f"{where}: {msg.strip()}")
+    return loops
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--generated", default=str(ROOT / "generated"))
+    parser.add_argument("--cc", default="gcc")
+    parser.add_argument(
+        "--forms", default="x86-64,x86-64-v3", help="-march values, comma-separated (the CPU forms the build makes)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="print only the required loops that missed")
+    parser.add_argument("extra", nargs="*", help="more compiler flags (after --), e.g. -mavx2")
+    args = parser.parse_args(argv)
+    gen = pathlib.Path(args.generated)
+    includes = [str(ROOT / "runtime" / "include"), str(gen), xla_include()]
+    jobs = [(s, f) for f in args.forms.split(",") for s in sorted((gen / "ops").glob("*_cpu.c"))]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda j: report(j[0], args.cc, includes, args.extra, j[1]), jobs))
+    failed = 0
+    for loops in results:
+        for loop in loops:
+            status = "vectorized" if loop.vectorized else ("MISSED" if loop.required else "scalar")
+            failed += loop.required and not loop.vectorized
+            if args.quiet and not (loop.required and not loop.vectorized):
+                continue
+            why = "; ".join(loop.reasons[:2])
+            print(f"{loop.op:15} {loop.dtype:8} {loop.form:9} {loop.where:34} {status:10} {why}")
+    print(f"{failed} required loop(s) not vectorised", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
