@@ -35,7 +35,7 @@ static XLA_FFI_Error *opspec_abs_two_pass_shapes(XLA_FFI_CallFrame *cf, void *ar
 
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "9c7c736bd35920a8",
+    .fingerprint = "a4346773bca51c11",
     .args_size = sizeof(opspec_abs_two_pass_args),
     .ninputs = 1, .inputs = opspec_abs_two_pass_inputs,
     .noutputs = 1, .outputs = opspec_abs_two_pass_outputs,

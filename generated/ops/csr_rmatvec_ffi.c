@@ -57,7 +57,7 @@ static XLA_FFI_Error *opspec_csr_rmatvec_contents(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
-    .fingerprint = "364fe7781cd1ba72",
+    .fingerprint = "43348e8627a512b8",
     .args_size = sizeof(opspec_csr_rmatvec_args),
     .ninputs = 4, .inputs = opspec_csr_rmatvec_inputs,
     .noutputs = 1, .outputs = opspec_csr_rmatvec_outputs,

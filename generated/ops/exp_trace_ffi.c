@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "5ba518891b36316b",
+    .fingerprint = "6a6bd9b5e086c57c",
     .args_size = sizeof(opspec_exp_trace_args),
     .ninputs = 3, .inputs = opspec_exp_trace_inputs,
     .noutputs = 1, .outputs = opspec_exp_trace_outputs,

@@ -46,7 +46,7 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "fce4112ef18d2a88",
+    .fingerprint = "c7e55c57cffe4de8",
     .args_size = sizeof(opspec_lif_args),
     .ninputs = 6, .inputs = opspec_lif_inputs,
     .noutputs = 2, .outputs = opspec_lif_outputs,

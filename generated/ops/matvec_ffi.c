@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "4a8397fba8801ddc",
+    .fingerprint = "e4715a8ff5e0b3cb",
     .args_size = sizeof(opspec_matvec_args),
     .ninputs = 2, .inputs = opspec_matvec_inputs,
     .noutputs = 1, .outputs = opspec_matvec_outputs,

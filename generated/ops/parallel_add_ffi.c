@@ -21,7 +21,7 @@ static const opspec_typevar_desc opspec_parallel_add_types[] = {
 
 static const opspec_op_desc opspec_parallel_add_desc = {
     .name = "parallel_add",
-    .fingerprint = "277419180ba4a001",
+    .fingerprint = "34bdec8fde7b5b2b",
     .args_size = sizeof(opspec_parallel_add_args),
     .ninputs = 2, .inputs = opspec_parallel_add_inputs,
     .noutputs = 1, .outputs = opspec_parallel_add_outputs,

@@ -28,7 +28,7 @@ static XLA_FFI_Error *opspec_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
-    .fingerprint = "0f63a82cc3e7b609",
+    .fingerprint = "64b9abfe861b281b",
     .args_size = sizeof(opspec_relu_args),
     .ninputs = 1, .inputs = opspec_relu_inputs,
     .noutputs = 1, .outputs = opspec_relu_outputs,

@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "adf4e299fa23302e",
+    .fingerprint = "5da25ca795de50dc",
     .args_size = sizeof(opspec_scale_args),
     .ninputs = 2, .inputs = opspec_scale_inputs,
     .noutputs = 1, .outputs = opspec_scale_outputs,

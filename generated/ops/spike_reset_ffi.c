@@ -43,7 +43,7 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "8f1e10cd0259eb92",
+    .fingerprint = "f76e87fcc00dec8a",
     .args_size = sizeof(opspec_spike_reset_args),
     .ninputs = 3, .inputs = opspec_spike_reset_inputs,
     .noutputs = 2, .outputs = opspec_spike_reset_outputs,

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_split_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
-    .fingerprint = "9c4984f587e4986f",
+    .fingerprint = "d48e865930e86ca3",
     .args_size = sizeof(opspec_split_args),
     .ninputs = 1, .inputs = opspec_split_inputs,
     .noutputs = 2, .outputs = opspec_split_outputs,

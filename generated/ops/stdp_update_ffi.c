@@ -53,6 +53,7 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
+    .fingerprint = "7683ebdb47267773",
     .args_size = sizeof(opspec_stdp_update_args),
     .ninputs = 5, .inputs = opspec_stdp_update_inputs,
     .noutputs = 1, .outputs = opspec_stdp_update_outputs,

@@ -75,7 +75,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="9c7c736bd35920a8",
+    fingerprint="a4346773bca51c11",
 )
 
 
@@ -121,7 +121,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="2770dbd2c5e82f72",
+    fingerprint="f774831ea0e3a03e",
 )
 
 
@@ -158,7 +158,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="9e3a91c8cf845cdc",
+    fingerprint="11448c6176bf56fe",
 )
 
 
@@ -204,7 +204,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="67d2cc34896bea7f",
+    fingerprint="f4b38aca55565bcf",
 )
 
 
@@ -253,7 +253,7 @@ _op_csr_rmatvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="364fe7781cd1ba72",
+    fingerprint="43348e8627a512b8",
 )
 
 
@@ -306,7 +306,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="316f24cc6208b785",
+    fingerprint="54ff09a5cfc514e6",
 )
 
 
@@ -358,7 +358,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="5ba518891b36316b",
+    fingerprint="6a6bd9b5e086c57c",
 )
 
 
@@ -405,7 +405,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="90316f6c23aa3a46",
+    fingerprint="3db4e0d9c7ff5d82",
 )
 
 
@@ -442,7 +442,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="c9f552042c414f20",
+    fingerprint="f99580db381343d4",
 )
 
 
@@ -481,7 +481,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="fce4112ef18d2a88",
+    fingerprint="c7e55c57cffe4de8",
 )
 
 
@@ -572,7 +572,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="899006645b31c971",
+    fingerprint="b849aa0336f2bc75",
 )
 
 
@@ -630,7 +630,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="4a8397fba8801ddc",
+    fingerprint="e4715a8ff5e0b3cb",
 )
 
 
@@ -664,7 +664,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="9a016b67c4f079dd",
+    fingerprint="f8438864f2f30279",
 )
 
 
@@ -707,7 +707,7 @@ _op_parallel_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="277419180ba4a001",
+    fingerprint="34bdec8fde7b5b2b",
 )
 
 
@@ -744,7 +744,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="0f63a82cc3e7b609",
+    fingerprint="64b9abfe861b281b",
 )
 
 
@@ -780,7 +780,7 @@ _op_running_stats = _Op(
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
-    fingerprint="27cb5b27b27a0a7a",
+    fingerprint="e6e23b05423c03b8",
 )
 
 
@@ -825,7 +825,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="adf4e299fa23302e",
+    fingerprint="5da25ca795de50dc",
 )
 
 
@@ -859,7 +859,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="5dd18ee5266cd35b",
+    fingerprint="3e88c79cfe99bb79",
 )
 
 
@@ -890,7 +890,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="8f1e10cd0259eb92",
+    fingerprint="f76e87fcc00dec8a",
 )
 
 
@@ -932,7 +932,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="9c4984f587e4986f",
+    fingerprint="d48e865930e86ca3",
 )
 
 
@@ -966,6 +966,7 @@ _op_stdp_update = _Op(
     aliases={0: 0},
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
+    fingerprint="7683ebdb47267773",
 )
 
 
@@ -1020,7 +1021,7 @@ _op_sum = _Op(
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="78256a825af2224a",
+    fingerprint="577925cbeb3d6c86",
 )
 
 
