@@ -213,6 +213,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     set(first_error -fmax-errors=1)
   endif()
   set(check_stamps)
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_check)  # Makefiles make no folders
   foreach(spec IN LISTS specs)
     get_filename_component(op ${spec} NAME_WE)
     _opspec_gen_path(spec_rel ${spec})

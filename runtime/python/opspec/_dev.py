@@ -86,15 +86,31 @@ def failure(output: str) -> str:
 def build(build_dir: pathlib.Path, jobs: int | None) -> bool:
     start = time.perf_counter()
     args = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
-    r = subprocess.run(args, capture_output=True, text=True)
+    # On a terminal, the step running now on one line that is rewritten (a first build
+    # takes a while); the output is kept for the summary or the failure.
+    live = sys.stderr.isatty()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if live and STEP.match(line):
+            sys.stderr.write(f"\r\033[K  {line.rstrip()[:100]}")
+            sys.stderr.flush()
+    returncode = proc.wait()
+    if live:
+        sys.stderr.write("\r\033[K")
+    output = "".join(lines)
     seconds = time.perf_counter() - start
-    if r.returncode != 0:
-        sys.stderr.write(failure(r.stdout + r.stderr))
+    if returncode != 0:
+        sys.stderr.write(failure(output))
         say(f"the build failed ({seconds:.1f} s)")
         return False
-    steps = [m.group(1) for m in map(STEP.match, r.stdout.splitlines()) if m]
+    steps = [m.group(1) for m in map(STEP.match, output.splitlines()) if m]
     compiled = [pathlib.Path(s.split()[-1]).name.removesuffix(".o") for s in steps if s.startswith("Building ")]
-    what = f"compiled {', '.join(compiled)}" if compiled else "nothing to compile"
+    what = f"compiled {', '.join(compiled)}" if 0 < len(compiled) <= 5 else f"compiled {len(compiled)} sources"
+    if not compiled:
+        what = "nothing to compile"
     say(f"built in {seconds:.1f} s ({what})")
     return True
 
