@@ -964,6 +964,7 @@ _op_stdp_update = _Op(
     ),
     vmap_method="native",
     aliases={0: 0},
+    independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
     fingerprint="7683ebdb47267773",

@@ -50,9 +50,10 @@ def test_opspec_dev_rebuilds_only_the_edited_op(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip() == "[4. 4. 4.]"
     assert "configuring" not in r.stderr
-    assert "(compiled add_cpu.c)" in r.stderr, r.stderr
+    # The body, and the handler that carries the op's fingerprint (an export pins it).
+    assert "(compiled add_ffi.c, add_cpu.c)" in r.stderr, r.stderr
     after = mtimes(generated)
-    assert sorted(f for f in after if after[f] != before.get(f)) == ["add_body.inc"]
+    assert sorted(f for f in after if after[f] != before.get(f)) == ["add_body.inc", "add_ffi.c"]
 
     # A body that does not compile: the compiler's error, at the spec, and no command runs.
     (project / "specs" / "add.yaml").write_text(ADD_A.replace("x[i] + y[i];", "x[i] + y[j];"))

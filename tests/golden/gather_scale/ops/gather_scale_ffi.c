@@ -59,7 +59,7 @@ static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
-    .fingerprint = "dd0aa5e18a77b4d7",
+    .fingerprint = "0bcb90ad3fe36859",
     .args_size = sizeof(opspec_gather_scale_args),
     .ninputs = 2, .inputs = opspec_gather_scale_inputs,
     .noutputs = 1, .outputs = opspec_gather_scale_outputs,

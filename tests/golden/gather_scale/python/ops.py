@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="dd0aa5e18a77b4d7",
+    fingerprint="0bcb90ad3fe36859",
 )
 
 
