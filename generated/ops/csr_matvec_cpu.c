@@ -22,6 +22,7 @@ OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float32(const void *opspec_a
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t nnz = opspec_args->nnz;
   const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"
@@ -37,6 +38,7 @@ OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float64(const void *opspec_a
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT y = (T *)opspec_args->y.data;
+  const int64_t nnz = opspec_args->nnz;
   const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/csr_matvec_body.inc"

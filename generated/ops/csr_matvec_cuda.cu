@@ -24,6 +24,7 @@ static __global__ void opspec_csr_matvec_kernel(const opspec_csr_matvec_args ops
     const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_batch_at(opspec_args.indptr.data, opspec_batch, 2, opspec_b);
     const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 3, opspec_b);
     T *OPSPEC_RESTRICT y = (T *)opspec_batch_at(opspec_args.y.data, opspec_batch, 4, opspec_b);
+    const int64_t nnz = opspec_args.nnz;
     const int64_t rows_p1 = opspec_args.rows_p1;
     const int64_t n = opspec_args.n;
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

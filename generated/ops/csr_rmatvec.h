@@ -20,6 +20,7 @@ typedef struct opspec_csr_rmatvec_args {
   int64_t rows_p1;      /* shape symbol */
   int64_t rows;         /* shape symbol */
   int64_t n;            /* attribute */
+  int *opspec_rejected; /* where opspec_reject() reports (in_kernel checks) */
 } opspec_csr_rmatvec_args;
 
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */

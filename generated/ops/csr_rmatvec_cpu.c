@@ -8,6 +8,11 @@
 #include "opspec/math.h"
 #include "ops/csr_rmatvec.h"
 
+/* A body's report of a value that breaks an in_kernel check: the handler then fails
+ * the call, naming the first bad position (docs/spec.md). Atomic: threads may report
+ * at once. */
+#define opspec_reject() __atomic_store_n(opspec_args->opspec_rejected, 1, __ATOMIC_RELAXED)
+
 /* csr_rmatvec on CPU, T = float32. */
 OPSPEC_CPU_CLONES static void opspec_csr_rmatvec_cpu_float32(const void *opspec_argp) {
   typedef float T;
@@ -17,6 +22,7 @@ OPSPEC_CPU_CLONES static void opspec_csr_rmatvec_cpu_float32(const void *opspec_
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT x = (T *)opspec_args->x.data;
+  const int64_t nnz = opspec_args->nnz;
   const int64_t rows_p1 = opspec_args->rows_p1;
   const int64_t rows = opspec_args->rows;
   const int64_t n = opspec_args->n;
@@ -32,6 +38,7 @@ OPSPEC_CPU_CLONES static void opspec_csr_rmatvec_cpu_float64(const void *opspec_
   const int32_t *OPSPEC_RESTRICT indptr = (const int32_t *)opspec_args->indptr.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT x = (T *)opspec_args->x.data;
+  const int64_t nnz = opspec_args->nnz;
   const int64_t rows_p1 = opspec_args->rows_p1;
   const int64_t rows = opspec_args->rows;
   const int64_t n = opspec_args->n;

@@ -44,20 +44,29 @@ static XLA_FFI_Error *opspec_csr_rmatvec_shapes(XLA_FFI_CallFrame *cf, void *arg
 static XLA_FFI_Error *opspec_csr_rmatvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_rmatvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
       {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true}, /* indptr */
+  };
+  XLA_FFI_Error *err = NULL;
+  if (!err) err = opspec_check_values(cf, "csr_rmatvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
+                                     args->indptr.size, &checks[0]);
+  return err;
+}
+
+/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */
+static XLA_FFI_Error *opspec_csr_rmatvec_kernel_checked(XLA_FFI_CallFrame *cf, const void *argp) {
+  const opspec_csr_rmatvec_args *args = argp;
+  const opspec_value_check checks[] = {
+      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
   };
   XLA_FFI_Error *err = NULL;
   if (!err) err = opspec_check_values(cf, "csr_rmatvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
                                      args->indices.size, &checks[0]);
-  if (!err) err = opspec_check_values(cf, "csr_rmatvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
-                                     args->indptr.size, &checks[1]);
   return err;
 }
 
 static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
-    .fingerprint = "43348e8627a512b8",
+    .fingerprint = "b1b86d65d6cb10ca",
     .args_size = sizeof(opspec_csr_rmatvec_args),
     .ninputs = 4, .inputs = opspec_csr_rmatvec_inputs,
     .noutputs = 1, .outputs = opspec_csr_rmatvec_outputs,
@@ -66,6 +75,8 @@ static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .nattrs = 1, .attrs = opspec_csr_rmatvec_attrs,
     .shapes = opspec_csr_rmatvec_shapes,
     .contents = opspec_csr_rmatvec_contents,
+    .kernel_checked = opspec_csr_rmatvec_kernel_checked,
+    .rejected_at = OPSPEC_AT(opspec_rejected),
 };
 
 XLA_FFI_Error *opspec_csr_rmatvec_cpu(XLA_FFI_CallFrame *cf) {

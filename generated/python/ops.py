@@ -204,7 +204,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="f4b38aca55565bcf",
+    fingerprint="297c1da068cdca25",
 )
 
 
@@ -241,19 +241,19 @@ _op_csr_rmatvec = _Op(
             {
                 "y": lambda data, indices, indptr, jnp, ops, x_bar, y, **_: (jnp.concatenate([ops.csr_matvec(data, indices, indptr, x_bar), jnp.zeros(y.shape[0], x_bar.dtype)])[: y.shape[0]]),
             },
-            where={"y": "specs/csr_rmatvec.yaml:19"},
+            where={"y": "specs/csr_rmatvec.yaml:21"},
         ),
         "data": _Derivative(
             "transpose",
             {
                 "data": lambda indices, indptr, jnp, x_bar, y, **_: (x_bar[indices] * jnp.append(y, 0)[jnp.where( (jnp.arange(indices.shape[0]) >= indptr[0]) & (jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1 < jnp.minimum(y.shape[0], indptr.shape[0] - 1)), jnp.searchsorted(indptr, jnp.arange(indices.shape[0]), side="right") - 1, y.shape[0])]),
             },
-            where={"data": "specs/csr_rmatvec.yaml:23"},
+            where={"data": "specs/csr_rmatvec.yaml:25"},
         ),
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="43348e8627a512b8",
+    fingerprint="b1b86d65d6cb10ca",
 )
 
 
