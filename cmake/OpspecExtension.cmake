@@ -353,7 +353,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     # The simulator's engine, and every op's CUDA source compiled against it: the same
     # kernels and launchers as the GPU build, on the CPU (OpspecCudaSim.cmake).
     _opspec_cuda_sim_sources(sim_sources ${package} "${cu_sources}")
-    add_library(${target}_cuda_sim STATIC ${rt}/cuda_sim.cpp ${sim_sources})
+    add_library(${target}_cuda_sim STATIC ${rt}/cuda_sim.cpp ${rt}/cuda_check_sim.cpp ${sim_sources})
     # The simulator's folder first: its cuda_runtime.h is the one the sources include.
     target_include_directories(${target}_cuda_sim PRIVATE ${OPSPEC_RUNTIME_SIM_DIR} ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir}
                                                           ${OPSPEC_XLA_INCLUDE_DIR})
@@ -376,7 +376,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     if(OPSPEC_WERROR)
       set(cuda_warnings --Werror all-warnings -Xcompiler=-Wall,-Wextra,-Werror)
     endif()
-    add_library(${target}_cuda STATIC ${rt}/cuda.cu ${cu_sources})
+    add_library(${target}_cuda STATIC ${rt}/cuda.cu ${rt}/cuda_check.cu ${cu_sources})
     target_include_directories(${target}_cuda PRIVATE ${OPSPEC_RUNTIME_INCLUDE_DIR} ${gen_dir} ${OPSPEC_XLA_INCLUDE_DIR})
     target_compile_definitions(${target}_cuda PRIVATE OPSPEC_WITH_CUDA)
     target_compile_options(${target}_cuda PRIVATE ${cuda_warnings})

@@ -8,9 +8,10 @@
 #include "opspec/math.h"
 #include "ops/csr_matvec.h"
 
-/* On GPU the contents are not checked (docs/spec.md): a body that finds a bad value
- * still skips it, and nothing reports it. */
-#define opspec_reject() ((void)0)
+/* A body's report of a value that breaks an in_kernel check: a flag in device memory,
+ * which the handler reads after the kernels and then fails the call, naming the first
+ * bad position (docs/spec.md). */
+#define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
 
 /* csr_matvec, one thread per launch index. */
 template <typename T>

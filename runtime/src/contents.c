@@ -13,6 +13,22 @@
 
 static atomic_bool opspec_checks_on = true;
 
+/* Set by a CUDA handler around its checks: the data is on its device. Per thread, since
+ * XLA runs handlers on many. */
+static _Thread_local opspec_device_scan *opspec_scan_device;
+
+void opspec_set_device_scan(opspec_device_scan *scan) { opspec_scan_device = scan; }
+
+/* The device's scan of [0, count), or -1 when it failed (scan->code says why). */
+static int64_t opspec_device_first_bad(const void *data, int32_t dtype, int64_t count, uint64_t lo, uint64_t hi,
+                                       bool sorted) {
+  opspec_device_scan *d = opspec_scan_device;
+  int64_t first = -1;
+  if (d->code) return -1;
+  d->code = d->first_bad(d, data, dtype, count, lo, hi, sorted, &first);
+  return d->code ? -1 : first;
+}
+
 /* Relaxed: the switch orders nothing else, and every call reads it once. */
 void opspec_set_checks(bool enabled) { atomic_store_explicit(&opspec_checks_on, enabled, memory_order_relaxed); }
 bool opspec_checks_enabled(void) { return atomic_load_explicit(&opspec_checks_on, memory_order_relaxed); }
@@ -117,7 +133,9 @@ static const char *opspec_bound_label(const char *text, int64_t value, char *buf
     T lo = !c->has_min || c->min <= (int64_t)(TMIN) ? (T)(TMIN) : c->min > (int64_t)(TMAX) ? (T)(TMAX) : (T)c->min; \
     T hi = !c->has_max || c->max >= (int64_t)(TMAX) ? (T)(TMAX) : c->max < (int64_t)(TMIN) ? (T)(TMIN) : (T)c->max; \
     bool never = (c->has_min && c->min > (int64_t)(TMAX)) || (c->has_max && c->max < (int64_t)(TMIN));              \
-    return never ? (to > from ? from : -1) : opspec_scan_##name((const T *)data, from, to, lo, hi, c->sorted);      \
+    if (never) return to > from ? from : -1;                                                                        \
+    if (opspec_scan_device) return opspec_device_first_bad(data, dtype, to, (uint64_t)lo, (uint64_t)hi, c->sorted); \
+    return opspec_scan_##name((const T *)data, from, to, lo, hi, c->sorted);                                        \
   }
 
 static int64_t opspec_first_bad_in(const void *data, int32_t dtype, int64_t from, int64_t to,
@@ -135,6 +153,7 @@ static int64_t opspec_first_bad_in(const void *data, int32_t dtype, int64_t from
       if (c->has_max && c->max < 0) return to > from ? from : -1;
       uint64_t lo = c->has_min && c->min > 0 ? (uint64_t)c->min : 0;
       uint64_t hi = c->has_max ? (uint64_t)c->max : UINT64_MAX;
+      if (opspec_scan_device) return opspec_device_first_bad(data, dtype, to, lo, hi, c->sorted);
       return opspec_scan_uint64((const uint64_t *)data, from, to, lo, hi, c->sorted);
     }
   }
@@ -175,7 +194,8 @@ static void opspec_scan_chunk(void *ctx, int64_t chunk, int worker) {
  * matvec's time. The result is the same position as a serial scan's. */
 static int64_t opspec_first_bad(XLA_FFI_CallFrame *cf, const void *data, int32_t dtype, int64_t count,
                                 const opspec_value_check *c) {
-  if (count <= OPSPEC_SCAN_CHUNK || !opspec_cpu_parallel(count)) return opspec_first_bad_in(data, dtype, 0, count, c);
+  if (opspec_scan_device || count <= OPSPEC_SCAN_CHUNK || !opspec_cpu_parallel(count))
+    return opspec_first_bad_in(data, dtype, 0, count, c);
   opspec_scan_loop l = {.data = data, .dtype = dtype, .count = count, .check = c};
   atomic_init(&l.first, count);
   opspec_parallel_run(cf, (count - 1) / OPSPEC_SCAN_CHUNK + 1, opspec_cpu_threads(), opspec_scan_chunk, &l);
@@ -187,6 +207,7 @@ XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const 
                                    int32_t dtype, int64_t count, const opspec_value_check *check) {
   const XLA_FFI_Error_Code code = XLA_FFI_Error_Code_INVALID_ARGUMENT;
   char got[64];
+  uint64_t local[2]; /* a device's values, below */
   switch (dtype) {
     case OPSPEC_DT_int8:
     case OPSPEC_DT_int16:
@@ -211,7 +232,18 @@ XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const 
 
   int64_t i = opspec_first_bad(cf, data, dtype, count, check);
   if (i < 0) return NULL;
-  opspec_int_value v = opspec_int_at(data, dtype, i);
+  /* The values the message prints: `values[at]` and the one before. On a device, those
+   * two copied back. */
+  const void *values = data;
+  int64_t at = i;
+  if (opspec_scan_device) {
+    const size_t size = opspec_dtype_size(dtype), from = i > 0 ? (size_t)i - 1 : 0;
+    opspec_device_scan *d = opspec_scan_device;
+    if ((d->code = d->to_host(d, local, (const char *)data + from * size, (i > 0 ? 2 : 1) * size))) return NULL;
+    values = local;
+    at = i > 0 ? 1 : 0;
+  }
+  opspec_int_value v = opspec_int_at(values, dtype, at);
   bool low = check->has_min && !v.big && v.s < check->min;
   bool high = check->has_max && (v.big || v.s > check->max);
   char lo[160], hi[160];
@@ -229,5 +261,5 @@ XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const 
   char before[64];
   return opspec_error(cf, code, op, "input '%s'[%lld] = %s is less than %s[%lld] = %s: expected non-decreasing values",
                       input, (long long)i, opspec_int_label(v, got, sizeof got), input, (long long)(i - 1),
-                      opspec_int_label(opspec_int_at(data, dtype, i - 1), before, sizeof before));
+                      opspec_int_label(opspec_int_at(values, dtype, at - 1), before, sizeof before));
 }

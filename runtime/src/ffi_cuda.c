@@ -109,16 +109,77 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
   return NULL;
 }
 
+/* ---- the inputs' checks on the device ------------------------------------------------ */
+
+/* opspec_check_values' way to the device for one call (opspec_device_scan): the backend's
+ * check kernel on the call's stream, with its result in `slot`. */
+typedef struct opspec_cuda_scan {
+  opspec_device_scan scan; /* first: the callbacks get a pointer to it */
+  const opspec_cuda_backend *backend;
+  void *stream, *slot;
+} opspec_cuda_scan;
+
+static int opspec_cuda_scan_first_bad(opspec_device_scan *scan, const void *data, int32_t dtype, int64_t count,
+                                      uint64_t lo, uint64_t hi, bool sorted, int64_t *first) {
+  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
+  return s->backend->first_bad(s->stream, s->slot, data, dtype, count, lo, hi, sorted, first);
+}
+
+static int opspec_cuda_scan_to_host(opspec_device_scan *scan, void *dst, const void *src, size_t bytes) {
+  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
+  return s->backend->to_host(s->stream, dst, src, bytes);
+}
+
+/* Runs `check` (op->contents or op->kernel_checked: the generated calls of
+ * opspec_check_values) on every element of the call, scanning on the device: the same
+ * messages as on CPU, naming the first bad position within the first bad element. */
+static XLA_FFI_Error *opspec_cuda_check(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                        const opspec_batch *batch, opspec_args_fn *check, opspec_cuda_scan *s) {
+  XLA_FFI_Error *err = NULL;
+  s->scan.code = 0;
+  opspec_set_device_scan(&s->scan);
+  for (int64_t b = 0; b < batch->count && !err && !s->scan.code; ++b) {
+    if (batch->rank) opspec_batch_point(batch, op, args, b);
+    err = check(cf, args);
+  }
+  opspec_set_device_scan(NULL);
+  if (!err && s->scan.code) err = opspec_cuda_error(cf, op->name, s->backend, "(content check)", s->scan.code);
+  return err;
+}
+
+/* After kernels that called opspec_reject(): as on CPU (opspec_rejection in handler.c,
+ * whose messages these are), the in_kernel checks name the first bad position, or say
+ * that checks are off, or that the body rejected what the check allows. The outputs
+ * are not used: the call fails. */
+static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                            const opspec_batch *batch, opspec_cuda_scan *s) {
+  if (!opspec_checks_enabled())
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "the kernel rejected a value of an input checked in_kernel (checks are off: "
+                        "opspec.set_checks(True) names the position)");
+  XLA_FFI_Error *err = opspec_cuda_check(cf, op, args, batch, op->kernel_checked, s);
+  if (err) return err;
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "the kernel called opspec_reject(), but every input checked in_kernel meets its check: the "
+                      "body rejects what the spec's check allows");
+}
+
+/* The device memory of a call's checks: the check kernel's result, then the flag
+ * opspec_reject() sets. */
+#define OPSPEC_CHECKS_BYTES 16
+#define OPSPEC_CHECKS_FLAG  8
+
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
-  if (opspec_metadata_query(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
+  /* A handler that waits for the device (the checks below) cannot be replayed from a
+   * CUDA graph: XLA must call it each time. Without checks it only enqueues work. */
+  const bool has_checks = op->contents || op->kernel_checked;
+  if (opspec_metadata_query(cf, has_checks ? 0 : XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
   opspec_batch batch;
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
   if (err || (err = opspec_decode(call, op, args, &bound))) return err;
-  /* Inputs' `check:`s read host memory: on GPU the data is on the device, and checking
-   * would cost a copy and a synchronisation, so they run on CPU only. */
   if (op->cuda && (err = op->cuda(call, args))) return err;
   /* The extension has its own CUDA runtime, whose current device is its own: make it the
    * one XLA runs this call on (whose stream XLA hands us), and put it back after, since
@@ -128,7 +189,28 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
   if (device != previous && (code = backend->set_device(device)))
     return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
-  if (batch.rank && op->cuda_batch_grid && batch.count > 0) {
+  /* The inputs' checks, as on CPU: `contents` scans before the kernels while checks are
+   * on; the body checks the in_kernel inputs as it reads them, setting a flag in device
+   * memory, read back after the kernels, and only a rejection scans them. Each scan and
+   * the flag's read wait for the stream. */
+  opspec_cuda_scan scan = {.scan = {.first_bad = opspec_cuda_scan_first_bad, .to_host = opspec_cuda_scan_to_host},
+                           .backend = backend};
+  int *flag = NULL;
+  const bool scan_first = op->contents && opspec_checks_enabled();
+  if (scan_first || op->kernel_checked) {
+    if (!(err = backend->stream(call, op->name, device, &scan.stream)))
+      err = backend->alloc(call, op->name, "(content checks)", OPSPEC_CHECKS_BYTES, &scan.slot);
+    if (!err && scan_first) err = opspec_cuda_check(call, op, args, &batch, op->contents, &scan);
+    if (!err && op->kernel_checked) {
+      flag = (int *)(void *)((char *)scan.slot + OPSPEC_CHECKS_FLAG);
+      memcpy((char *)args + op->rejected_at, &flag, sizeof flag);
+      if ((code = backend->zero(scan.stream, flag, sizeof *flag)))
+        err = opspec_cuda_error(call, op->name, backend, "(clear the rejection flag)", code);
+    }
+  }
+  if (err) {
+    /* nothing launched */
+  } else if (batch.rank && op->cuda_batch_grid && batch.count > 0) {
     /* The portable kernel takes the batch along the grid's z: one launch. */
     opspec_batch_point(&batch, op, args, 0);
     err = opspec_run_on_device(call, op, args, &batch, backend, launch, &bound, device);
@@ -140,6 +222,14 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
       err = opspec_run_on_device(call, op, args, NULL, backend, launch, &bound, device);
     }
   }
+  if (!err && flag) {
+    int rejected = 0;
+    if ((code = backend->to_host(scan.stream, &rejected, flag, sizeof rejected)))
+      err = opspec_cuda_error(call, op->name, backend, "(read the rejection flag)", code);
+    else if (rejected)
+      err = opspec_cuda_rejection(call, op, args, &batch, &scan);
+  }
+  backend->free(call, OPSPEC_CHECKS_BYTES, scan.slot); /* after the last use: the stream waited */
   if (device != previous && (code = backend->set_device(previous)) && !err)
     err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);
   return err;
@@ -207,6 +297,9 @@ const opspec_cuda_backend opspec_cuda_gpu = {
     .free = opspec_device_free,
     .error_string = opspec_cudart_error_string,
     .fresh_output = NULL,
+    .first_bad = opspec_cudart_first_bad,
+    .to_host = opspec_cudart_to_host,
+    .zero = opspec_cudart_zero,
 };
 #endif
 
@@ -254,5 +347,8 @@ const opspec_cuda_backend opspec_cuda_sim = {
     .free = opspec_sim_free,
     .error_string = opspec_sim_error_string,
     .fresh_output = opspec_sim_fresh_output,
+    .first_bad = opspec_sim_first_bad,
+    .to_host = opspec_sim_to_host,
+    .zero = opspec_sim_zero,
 };
 #endif

@@ -25,6 +25,11 @@ __device__ static inline int64_t opspec_grid_x(void) { return (int64_t)blockIdx.
 __device__ static inline int64_t opspec_grid_y(void) { return (int64_t)blockIdx.y * blockDim.y + threadIdx.y; }
 __device__ static inline int64_t opspec_grid_z(void) { return (int64_t)blockIdx.z * blockDim.z + threadIdx.z; }
 
+/* opspec_reject() in a kernel (an op with an in_kernel check): sets the call's flag in
+ * device memory, which opspec_run_cuda reads after the kernels. Atomic: threads may
+ * report at once. */
+__device__ static inline void opspec_cuda_reject(int *flag) { atomicExch(flag, 1); }
+
 /* Storage for an `extern __shared__ TYPE NAME[];` of a `cuda:` body, which a generated
  * file declares for every such name. A GPU needs none: every extern __shared__ array is
  * the block's dynamic shared memory. The simulator's <cuda_runtime.h> defines it. */

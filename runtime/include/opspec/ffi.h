@@ -211,11 +211,11 @@ typedef struct opspec_typevar_desc {
  *             scratch buffer's shape, from inputs, symbols and attributes;
  *   launch:   computes the portable launch's extents (which may read any array's size)
  *             into `extents` and checks them;
- *   contents: the inputs' `check:`s (CPU only, while opspec_checks_enabled()), but
- *             for those marked in_kernel;
- *   kernel_checked: the in_kernel ones, which the CPU body checks as it reads (calling
- *             opspec_reject()); the handler scans them only after a rejection, to name
- *             the first bad position;
+ *   contents: the inputs' `check:`s (while opspec_checks_enabled(); on the CUDA path
+ *             through an opspec_device_scan), but for those marked in_kernel;
+ *   kernel_checked: the in_kernel ones, which the body checks as it reads (calling
+ *             opspec_reject()), on CPU and GPU; the handler scans them only after a
+ *             rejection, to name the first bad position;
  *   cuda:     checks the CUDA launch configuration.
  * Each computes with the opspec_safe_* helpers and returns opspec_check_sizes' verdict.
  * NULL where the spec has nothing to compute. */
@@ -239,7 +239,7 @@ typedef struct opspec_op_desc {
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda, *kernel_checked;
   /* With kernel_checked: where the args struct holds the `int *` that opspec_reject()
-   * sets (NULL on GPU, the call's flag on CPU). */
+   * sets (the call's flag on CPU, a flag in device memory on the CUDA path). */
   size_t rejected_at;
   int32_t launch_ndims; /* of the portable launch, 1-3; 0 for none */
   /* The op's CUDA launcher runs a natively batched call in one launch: a portable
@@ -318,9 +318,27 @@ typedef struct opspec_value_check {
  * the first position that breaks `check`, e.g.
  *   "opspec csr_matvec: input 'indices'[17] = 9 is out of range: expected 0 <= value <= n - 1 = 7"
  *   "opspec csr_matvec: input 'indptr'[3] = 2 is less than indptr[2] = 5: expected non-decreasing values"
- * Positions are flat (row-major) element indices. Host data only. */
+ * Positions are flat (row-major) element indices. Host data, unless the calling
+ * thread has set an opspec_device_scan. */
 XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data,
                                    int32_t dtype, int64_t count, const opspec_value_check *check);
+
+/* How opspec_check_values reaches data on a device (the CUDA handlers, ffi_cuda.c): the
+ * scan runs there, and only the values an error prints are copied back. */
+typedef struct opspec_device_scan opspec_device_scan;
+struct opspec_device_scan {
+  /* The first position in [0, count) whose value lies outside [lo, hi] or (if `sorted`)
+   * is less than the one before, or -1: 0 or a cudaError_t. lo and hi are values of the
+   * dtype's C type, converted to uint64. */
+  int (*first_bad)(opspec_device_scan *scan, const void *data, int32_t dtype, int64_t count, uint64_t lo, uint64_t hi,
+                   bool sorted, int64_t *first);
+  /* Copies `bytes` from the device to the host: 0 or a cudaError_t. */
+  int (*to_host)(opspec_device_scan *scan, void *dst, const void *src, size_t bytes);
+  int code; /* the first failure; a scan that failed reports no bad value */
+};
+
+/* Makes opspec_check_values on this thread read through `scan` (NULL: host data again). */
+void opspec_set_device_scan(opspec_device_scan *scan);
 
 /* The process-wide switch for opspec_check_values (opspec.set_checks() in Python; on
  * by default). Shape and size checks are not switchable: they keep handlers safe. */
@@ -353,10 +371,12 @@ typedef struct opspec_cuda_backend opspec_cuda_backend;
 extern const opspec_cuda_backend opspec_cuda_gpu, opspec_cuda_sim;
 
 /* The whole CUDA handler (runtime/src/ffi_cuda.c), the same for both backends: the
- * metadata query (command-buffer compatible: it only enqueues work on XLA's stream and
- * allocates through XLA), opspec_decode, the launch configuration's checks, the device
- * XLA names made current, output sizes, scratch memory, then `launch`, then the previous
- * device made current again. */
+ * metadata query (command-buffer compatible when the op has no `check:`: it then only
+ * enqueues work on XLA's stream and allocates through XLA; an op with checks waits for
+ * the device to read their results, which a CUDA graph cannot replay), opspec_decode,
+ * the launch configuration's checks, the device XLA names made current, the inputs'
+ * checks, output sizes, scratch memory, then `launch`, then the in_kernel rejection
+ * flag, then the previous device made current again. */
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch);
 
