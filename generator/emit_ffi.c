@@ -313,7 +313,7 @@ static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
     og_line(lines,
             "/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */");
   else
-    og_line(lines, "/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */");
+    og_line(lines, "/* The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned there). */");
   og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, fn);
   og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
   og_line(lines, "  const opspec_value_check checks[] = {");

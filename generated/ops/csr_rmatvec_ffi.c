@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_csr_rmatvec_shapes(XLA_FFI_CallFrame *cf, void *arg
   return opspec_check_sizes(cf, "csr_rmatvec", sizes, OPSPEC_COUNT(sizes));
 }
 
-/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */
+/* The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned there). */
 static XLA_FFI_Error *opspec_csr_rmatvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_rmatvec_args *args = argp;
   const opspec_value_check checks[] = {

@@ -129,17 +129,18 @@ def parallel_threshold_source() -> str:
 def set_checks(enabled: bool) -> None:
     """Turns the input contents checks on or off, for every op, process-wide.
 
-    An input whose spec says ``check: {min: ..., max: ..., sorted: true}`` is scanned by
-    the CPU handler before the kernel runs; a bad value raises an error naming the op,
-    the input and the position. The scan reads every element once, so a caller whose
-    data is known good may turn it off. On GPU the data is on the device and is never
-    checked. Shape, dtype and size checks are not affected: they always run.
+    An input whose spec says ``check: {min: ..., max: ..., sorted: true}`` is scanned
+    before the kernel runs (on a GPU, by a check kernel on the device); a bad value
+    raises an error naming the op, the input and the position. The scan reads every
+    element once (on a GPU it also waits for the device), so a caller whose data is
+    known good may turn it off. Shape, dtype and size checks are not affected: they
+    always run.
     """
     _opspec.set_checks(bool(enabled))
 
 
 def checks_enabled() -> bool:
-    """Whether the CPU handlers check input contents (``set_checks``); on by default."""
+    """Whether the handlers check input contents (``set_checks``); on by default."""
     return _opspec.checks_enabled()
 
 

@@ -45,7 +45,7 @@ static XLA_FFI_Error *opspec_gather_scale_launch_sizes(XLA_FFI_CallFrame *cf, co
   return NULL;
 }
 
-/* The inputs' `check:`s, on CPU while opspec.set_checks() is on. */
+/* The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned there). */
 static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_gather_scale_args *args = argp;
   const opspec_value_check checks[] = {
