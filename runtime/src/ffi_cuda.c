@@ -117,12 +117,39 @@ typedef struct opspec_cuda_scan {
   opspec_device_scan scan; /* first: the callbacks get a pointer to it */
   const opspec_cuda_backend *backend;
   void *stream, *slot;
+  /* Scans this call found good: an input a batched call shares between its elements
+   * (vmap over x only: csr_matvec's indptr) is scanned once, not once per element,
+   * each scan costing a synchronisation. */
+  struct {
+    const void *data;
+    int64_t count;
+    uint64_t lo, hi;
+    int32_t dtype;
+    bool sorted;
+  } good[8];
+  int ngood;
 } opspec_cuda_scan;
 
 static int opspec_cuda_scan_first_bad(opspec_device_scan *scan, const void *data, int32_t dtype, int64_t count,
                                       uint64_t lo, uint64_t hi, bool sorted, int64_t *first) {
   opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
-  return s->backend->first_bad(s->stream, s->slot, data, dtype, count, lo, hi, sorted, first);
+  for (int i = 0; i < s->ngood; ++i)
+    if (s->good[i].data == data && s->good[i].count == count && s->good[i].lo == lo && s->good[i].hi == hi &&
+        s->good[i].dtype == dtype && s->good[i].sorted == sorted) {
+      *first = -1;
+      return 0;
+    }
+  int code = s->backend->first_bad(s->stream, s->slot, data, dtype, count, lo, hi, sorted, first);
+  if (!code && *first < 0 && s->ngood < (int)OPSPEC_COUNT(s->good)) {
+    s->good[s->ngood].data = data;
+    s->good[s->ngood].count = count;
+    s->good[s->ngood].lo = lo;
+    s->good[s->ngood].hi = hi;
+    s->good[s->ngood].dtype = dtype;
+    s->good[s->ngood].sorted = sorted;
+    ++s->ngood;
+  }
+  return code;
 }
 
 static int opspec_cuda_scan_to_host(opspec_device_scan *scan, void *dst, const void *src, size_t bytes) {

@@ -134,6 +134,14 @@ def test_one_check_kernel_per_checked_input(rng):
         assert len(opspec.cuda_sim_launches()) == 1  # the op's kernel only
     finally:
         opspec.set_checks(True)
+    # vmap over x only: the shared indptr is scanned once for the batch, not per element.
+    X = rng.standard_normal((5, COLS))
+    jax.block_until_ready(jax.vmap(lambda x: ops.csr_matvec(data, indices, indptr, x, backend="cuda_sim"))(X))
+    assert len(opspec.cuda_sim_launches()) == 2
+    # vmap over indptr too: each element's is scanned.
+    P = np.stack([indptr] * 5)
+    jax.block_until_ready(jax.vmap(lambda p, x: ops.csr_matvec(data, indices, p, x, backend="cuda_sim"))(P, X))
+    assert len(opspec.cuda_sim_launches()) == 6
 
 
 def test_checks_off_never_reads_out_of_bounds(rng, checks_off):
