@@ -576,12 +576,27 @@ def refused(pattern, fn, *args, **kwargs):
 """
 
 
-def run_extra(build, rng, code):
+_ON_BACKEND = """\
+import functools, types
+ops = types.SimpleNamespace(hard_lookup=functools.partial(opspec.ops.hard_lookup, backend="{backend}"),
+                            hard_gather=functools.partial(opspec.ops.hard_gather, backend="{backend}"),
+                            hard_gather_raw=None)
+"""
+
+# The CUDA backends the value checks run on besides the CPU (the checks are the same).
+_CHECK_BACKENDS = ["cpu"] + (["cuda_sim"] if opspec.has_cuda_sim else [])
+
+
+def run_extra(build, rng, code, backend="cpu"):
     """Runs `code` against the extra build in a fresh interpreter: a crash fails the test
     instead of killing pytest. Its `rng` is seeded from the test's (whose seed pytest
-    prints on failure). Returns stdout; the code prints "ok" at its end."""
+    prints on failure). With another `backend`, `ops.hard_lookup` and `ops.hard_gather`
+    run there, and `ops.hard_gather_raw` (CPU only) is None. Returns stdout; the code
+    prints "ok" at its end."""
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
     program = f"SEED = {int(rng.integers(2**32))}\n" + _PRELUDE + textwrap.dedent(code) + "\nprint('ok')\n"
+    if backend != "cpu":
+        program = program.replace("ops = opspec.ops\n", _ON_BACKEND.format(backend=backend), 1)
     r = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"exit status {r.returncode}\n{r.stderr[-4000:]}"
     assert r.stdout.rstrip().endswith("ok"), r.stdout
@@ -683,7 +698,8 @@ def test_empty_launch_zero_fills_every_output_on_cpu(extra_build, rng):
 
 
 @pytest.mark.slow
-def test_value_checks_for_every_integer_dtype(extra_build, rng):
+@pytest.mark.parametrize("backend", _CHECK_BACKENDS)
+def test_value_checks_for_every_integer_dtype(extra_build, rng, backend):
     run_extra(
         extra_build,
         rng,
@@ -737,11 +753,13 @@ def test_value_checks_for_every_integer_dtype(extra_build, rng):
         idx = rng.integers(0, m, 50).astype(np.int16)
         np.testing.assert_array_equal(ops.hard_lookup(table, idx, np.zeros(2, np.int16), np.zeros(2, np.int16)), table[idx])
         """,
+        backend,
     )
 
 
 @pytest.mark.slow
-def test_checks_in_the_kernel(extra_build, rng):
+@pytest.mark.parametrize("backend", _CHECK_BACKENDS)
+def test_checks_in_the_kernel(extra_build, rng, backend):
     """in_kernel checks: the body rejects a bad value as it reads it, and the handler
     then names the first bad position, as its scan before the kernel would have: one
     call, batched (positions within the element), in parallel, in a raw `cpu:` body.
@@ -758,7 +776,8 @@ def test_checks_in_the_kernel(extra_build, rng):
             idx = rng.integers(0, m, n).astype(np.int32)
             starts = np.sort(rng.integers(0, 9, 4)).astype(np.int32)
             np.testing.assert_array_equal(ops.hard_gather(table, idx, starts), table[idx])
-            np.testing.assert_array_equal(ops.hard_gather_raw(table, idx.astype(np.int64)), table[idx])
+            if ops.hard_gather_raw:
+                np.testing.assert_array_equal(ops.hard_gather_raw(table, idx.astype(np.int64)), table[idx])
             for trial in range(3):
                 spots = np.sort(rng.choice(n, 3, replace=False))
                 bad = idx.copy()
@@ -766,7 +785,9 @@ def test_checks_in_the_kernel(extra_build, rng):
                 pattern = (rf"opspec hard_gather: input 'idx'\\[{spots[0]}\\] = {bad[spots[0]]} is out of range: "
                            rf"expected 0 <= value <= m - 1 = {m - 1}(?:\\n|$)")
                 refused(pattern, ops.hard_gather, table, bad, starts)
-                refused(pattern.replace("hard_gather", "hard_gather_raw"), ops.hard_gather_raw, table, bad.astype(np.int64))
+                if ops.hard_gather_raw:
+                    refused(pattern.replace("hard_gather", "hard_gather_raw"), ops.hard_gather_raw, table,
+                            bad.astype(np.int64))
             # the other check still runs before the kernel
             unsorted = starts.copy()
             unsorted[1], unsorted[2] = 9, 0
@@ -795,4 +816,5 @@ def test_checks_in_the_kernel(extra_build, rng):
         np.testing.assert_array_equal(ops.hard_gather(table, idx[0], starts), table[idx[0]])
         opspec.set_checks(True)
         """,
+        backend,
     )
