@@ -522,3 +522,44 @@ XLA_FFI_Error *opspec_host_alloc(XLA_FFI_CallFrame *cf, const char *op, const ch
                         bytes, name);
   return NULL;
 }
+
+/* ---- overlapping buffers ----------------------------------------------------------- */
+
+/* The addresses [lo, hi) of a buffer XLA allocated (hi == lo: no elements). */
+typedef struct opspec_span {
+  uintptr_t lo, hi;
+} opspec_span;
+
+static opspec_span opspec_span_of(const XLA_FFI_Buffer *buf) {
+  size_t bytes = opspec_dtype_size(buf->dtype);
+  for (int64_t d = 0; d < buf->rank && bytes; ++d)
+    if (buf->dims[d] <= 0 || __builtin_mul_overflow(bytes, (size_t)buf->dims[d], &bytes))
+      bytes = buf->dims[d] <= 0 ? 0 : SIZE_MAX; /* dims decode checked; saturate rather than wrap */
+  uintptr_t lo = (uintptr_t)buf->data, hi;
+  if (__builtin_add_overflow(lo, bytes, &hi)) hi = UINTPTR_MAX;
+  return (opspec_span){lo, hi};
+}
+
+XLA_FFI_Error *opspec_check_overlap(XLA_FFI_CallFrame *cf, const opspec_op_desc *op) {
+  opspec_span in[OPSPEC_MAX_INPUTS];
+  for (int32_t i = 0; i < op->ninputs; ++i) in[i] = opspec_span_of(cf->args.args[i]);
+  for (int32_t o = 0; o < op->noutputs; ++o) {
+    const opspec_span out = opspec_span_of(cf->rets.rets[o]);
+    if (out.lo == out.hi) continue;
+    const int32_t declared = op->aliases ? op->aliases[o] : -1;
+    for (int32_t i = 0; i < op->ninputs; ++i) {
+      if (in[i].lo == in[i].hi || out.lo >= in[i].hi || in[i].lo >= out.hi) continue;
+      if (i == declared && in[i].lo == out.lo && in[i].hi == out.hi) continue; /* XLA's aliasing: one buffer */
+      if (i == declared)
+        return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                            "output '%s' overlaps input '%s', which it aliases, without being the same buffer",
+                            op->outputs[o].name, op->inputs[i].name);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "output '%s' shares memory with input '%s', and the spec declares no alias between them "
+                          "(the kernel would overwrite its own input: an ffi_call with input_output_aliases the spec "
+                          "lacks?)",
+                          op->outputs[o].name, op->inputs[i].name);
+    }
+  }
+  return NULL;
+}

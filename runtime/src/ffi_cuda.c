@@ -116,7 +116,7 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
-  if (err || (err = opspec_decode(call, op, args, &bound))) return err;
+  if (err || (err = opspec_decode(call, op, args, &bound)) || (err = opspec_check_overlap(cf, op))) return err;
   /* Inputs' `check:`s read host memory: on GPU the data is on the device, and checking
    * would cost a copy and a synchronisation, so they run on CPU only. */
   if (op->cuda && (err = op->cuda(call, args))) return err;
