@@ -68,8 +68,8 @@ static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *
                           (long long)batch->extent[k]);
     step[k] = bytes;
     if (__builtin_mul_overflow(bytes, extent, &bytes))
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "%s '%s': its byte size overflows int64", role, name);
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': its byte size overflows int64",
+                          role, name);
   }
   return NULL;
 }
