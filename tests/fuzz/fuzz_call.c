@@ -117,7 +117,7 @@ static void fuzz_setup(void) {
 /* ---- the frame ---------------------------------------------------------------------- */
 
 /* The dtypes a buffer or an attribute may claim: every one opspec knows, and a few it does
- * not (PRED, U64, S4, TOKEN, an unknown code). */
+ * not (S4, TOKEN, an unknown code). */
 static const XLA_FFI_DataType fuzz_dtypes[] = {
     XLA_FFI_DataType_F32, XLA_FFI_DataType_F64,  XLA_FFI_DataType_S32,   XLA_FFI_DataType_S64,
     XLA_FFI_DataType_F16, XLA_FFI_DataType_BF16, XLA_FFI_DataType_S8,    XLA_FFI_DataType_U8,
