@@ -94,16 +94,24 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
                         "output '%s' has fewer dims than the call's %d batch dims", op->outputs[0].name,
                         (int)batch->rank);
   /* The extents come from a buffer XLA allocated, but the attribute that says how many of
-   * its dims are batch dims may be forged (a raw ffi_call): every extent is checked, and
-   * an extent of 0 is an empty batch (count 0: the handlers run nothing, and
-   * opspec_batch_point, which divides by the extents, is never called). */
+   * its dims are batch dims may be forged (a raw ffi_call): every extent is checked. An
+   * extent of 0 is an empty batch, whatever the others (count 0: the handlers run nothing,
+   * and opspec_batch_point, which divides by the extents, is never called). */
+  bool empty = false;
   for (int32_t k = 0; k < batch->rank; ++k) {
     batch->extent[k] = first->dims[k];
-    if (first->dims[k] < 0 || __builtin_mul_overflow(batch->count, first->dims[k], &batch->count))
+    if (first->dims[k] < 0)
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "output '%s': batch dim %d is %lld, or the batch's element count overflows int64",
-                          op->outputs[0].name, (int)k, (long long)first->dims[k]);
+                          "output '%s': batch dim %d is %lld, expected at least 0", op->outputs[0].name, (int)k,
+                          (long long)first->dims[k]);
+    empty |= first->dims[k] == 0;
   }
+  for (int32_t k = 0; k < batch->rank && !empty; ++k)
+    if (__builtin_mul_overflow(batch->count, batch->extent[k], &batch->count))
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "output '%s': the batch's element count (the product of its %d batch dims) overflows int64",
+                          op->outputs[0].name, (int)batch->rank);
+  if (empty) batch->count = 0;
 
   if (cf->attrs.size > OPSPEC_MAX_ATTRS + 2)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
