@@ -373,6 +373,16 @@ void og_emit_ffi(const og_op *op, og_value *v) {
     og_value_free(rows);
     og_line(desc, "    .n%s = %zu, .%s = opspec_%s_%s,", names[l], counts[l], names[l], op->name, names[l]);
   }
+  /* The spec's aliases: the handler refuses a call whose output shares memory with any
+   * other input (a raw ffi_call can alias what the spec does not declare). */
+  bool aliased = false;
+  for (size_t i = 0; i < op->noutputs; ++i) aliased |= op->outputs[i].alias_of >= 0;
+  if (aliased) {
+    og_buf list = {0};
+    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&list, "%s%d", i ? ", " : "", op->outputs[i].alias_of);
+    og_line(desc, "    .aliases = (const int32_t[]){%s},", og_buf_str(&list));
+    og_buf_free(&list);
+  }
   if (op->ntypes) {
     og_value *rows = og_value_list();
     for (size_t t = 0; t < op->ntypes; ++t) {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang under ASan + UBSan, in
-# build-fuzz/, and runs both at once for SECONDS each (default 60):
+# build-fuzz/, and runs all three at once for SECONDS each (default 60):
 #
 #   scripts/fuzz.sh [SECONDS]
 #
-# Exits non-zero if either target finds a crash, a leak, undefined behaviour, a
+# Exits non-zero if any target finds a crash, a leak, undefined behaviour, a
 # timeout (an input running over 10 s) or an out-of-memory (over 2048 MB); the
 # offending input is saved under build-fuzz/artifacts/TARGET/. New corpus inputs are
 # kept in build-fuzz/corpus/TARGET/ and reused by the next run. docs/fuzzing.md.
@@ -21,7 +21,7 @@ JOBS=${OPSPEC_JOBS:-$(nproc)}
 # looks for OpenMP (for the extension) with whatever compiler it is given; cmake and
 # libyaml for the generator itself.
 DEBIAN_PACKAGES=(clang libclang-rt-14-dev libomp-14-dev cmake libyaml-dev)
-TARGETS=(fuzz_spec fuzz_expr)
+TARGETS=(fuzz_spec fuzz_expr fuzz_call)
 
 say() { printf '\n==> %s\n' "$*"; }
 
@@ -65,6 +65,8 @@ start() {
   case $target in
     fuzz_spec) max_len=65536 dict=tests/fuzz/spec.dict seeds=(specs tests/fixtures/bad) ;;
     fuzz_expr) max_len=4096 dict=tests/fuzz/expr.dict seeds=(tests/fuzz/expr_seeds) ;;
+    # Call frames are bytes read in order (tests/fuzz/fuzz_call.c): no tokens to suggest.
+    fuzz_call) max_len=8192 dict= seeds=(tests/fuzz/call_seeds) ;;
   esac
   mkdir -p "$BUILD/corpus/$target" "$BUILD/artifacts/$target" "$BUILD/logs"
   # The first corpus directory is the writable one; the seed directories are only read.
@@ -76,7 +78,7 @@ start() {
   # exec: the background job's pid is the fuzzer's, so the trap below can stop it.
   ASAN_OPTIONS=detect_leaks=1:malloc_context_size=10 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     exec "$BUILD/tests/fuzz/$target" -max_total_time="$DURATION" -timeout=10 -rss_limit_mb=2048 \
-    -max_len="$max_len" -dict="$dict" -artifact_prefix="$BUILD/artifacts/$target/" \
+    -max_len="$max_len" ${dict:+-dict="$dict"} -artifact_prefix="$BUILD/artifacts/$target/" \
     -print_final_stats=1 "$BUILD/corpus/$target" "${seeds[@]}" >"$BUILD/logs/$target.log" 2>&1
 }
 
@@ -95,7 +97,7 @@ summarize() {
   # The sanitizer's headline and summary, the harness's own message, the saved input;
   # or, when libFuzzer failed before fuzzing (a bad flag, say), the end of the log.
   local report
-  report=$(grep -E '^(==[0-9]+==|SUMMARY:|.*runtime error:|fuzz_(spec|expr): )|Test unit written to' "$log" |
+  report=$(grep -E '^(==[0-9]+==|SUMMARY:|.*runtime error:|fuzz_(spec|expr|call): )|Test unit written to' "$log" |
     head -n 20 || true)
   if [ -n "$report" ]; then printf '%s\n' "$report"; else tail -n 5 "$log"; fi
 }

@@ -40,10 +40,11 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "54ff09a5cfc514e6",
+    .fingerprint = "1e0a78595beda95e",
     .args_size = sizeof(opspec_exp_decay_args),
     .ninputs = 2, .inputs = opspec_exp_decay_inputs,
     .noutputs = 1, .outputs = opspec_exp_decay_outputs,
+    .aliases = (const int32_t[]){0},
     .ntypes = 1, .types = opspec_exp_decay_types,
     .nsymbols = 1, .symbols = opspec_exp_decay_symbols,
     .shapes = opspec_exp_decay_shapes,

@@ -41,10 +41,11 @@ static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "6a6bd9b5e086c57c",
+    .fingerprint = "04a3067b7a232042",
     .args_size = sizeof(opspec_exp_trace_args),
     .ninputs = 3, .inputs = opspec_exp_trace_inputs,
     .noutputs = 1, .outputs = opspec_exp_trace_outputs,
+    .aliases = (const int32_t[]){0},
     .ntypes = 1, .types = opspec_exp_trace_types,
     .nsymbols = 1, .symbols = opspec_exp_trace_symbols,
     .shapes = opspec_exp_trace_shapes,

@@ -46,10 +46,11 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "c7e55c57cffe4de8",
+    .fingerprint = "60b6c6583a2348be",
     .args_size = sizeof(opspec_lif_args),
     .ninputs = 6, .inputs = opspec_lif_inputs,
     .noutputs = 2, .outputs = opspec_lif_outputs,
+    .aliases = (const int32_t[]){0, -1},
     .ntypes = 1, .types = opspec_lif_types,
     .nsymbols = 1, .symbols = opspec_lif_symbols,
     .shapes = opspec_lif_shapes,

@@ -50,10 +50,11 @@ static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "b849aa0336f2bc75",
+    .fingerprint = "a2ec94679399d525",
     .args_size = sizeof(opspec_lif_surrogate_args),
     .ninputs = 6, .inputs = opspec_lif_surrogate_inputs,
     .noutputs = 2, .outputs = opspec_lif_surrogate_outputs,
+    .aliases = (const int32_t[]){0, -1},
     .ntypes = 1, .types = opspec_lif_surrogate_types,
     .nsymbols = 1, .symbols = opspec_lif_surrogate_symbols,
     .nattrs = 1, .attrs = opspec_lif_surrogate_attrs,

@@ -43,10 +43,11 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "f76e87fcc00dec8a",
+    .fingerprint = "19b21c3ac8621746",
     .args_size = sizeof(opspec_spike_reset_args),
     .ninputs = 3, .inputs = opspec_spike_reset_inputs,
     .noutputs = 2, .outputs = opspec_spike_reset_outputs,
+    .aliases = (const int32_t[]){-1, 0},
     .ntypes = 1, .types = opspec_spike_reset_types,
     .nsymbols = 1, .symbols = opspec_spike_reset_symbols,
     .shapes = opspec_spike_reset_shapes,

@@ -53,10 +53,11 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "7683ebdb47267773",
+    .fingerprint = "a8ecb8b101ca393d",
     .args_size = sizeof(opspec_stdp_update_args),
     .ninputs = 5, .inputs = opspec_stdp_update_inputs,
     .noutputs = 1, .outputs = opspec_stdp_update_outputs,
+    .aliases = (const int32_t[]){0},
     .ntypes = 1, .types = opspec_stdp_update_types,
     .nsymbols = 2, .symbols = opspec_stdp_update_symbols,
     .nattrs = 4, .attrs = opspec_stdp_update_attrs,

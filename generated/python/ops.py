@@ -306,7 +306,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="54ff09a5cfc514e6",
+    fingerprint="1e0a78595beda95e",
 )
 
 
@@ -358,7 +358,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="6a6bd9b5e086c57c",
+    fingerprint="04a3067b7a232042",
 )
 
 
@@ -481,7 +481,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="c7e55c57cffe4de8",
+    fingerprint="60b6c6583a2348be",
 )
 
 
@@ -572,7 +572,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="b849aa0336f2bc75",
+    fingerprint="a2ec94679399d525",
 )
 
 
@@ -890,7 +890,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="f76e87fcc00dec8a",
+    fingerprint="19b21c3ac8621746",
 )
 
 
@@ -967,7 +967,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="7683ebdb47267773",
+    fingerprint="a8ecb8b101ca393d",
 )
 
 

@@ -51,9 +51,13 @@ static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *
   *core = *buf;
   core->rank = buf->rank - nb;
   core->dims = buf->dims + nb;
-  int64_t bytes = (int64_t)opspec_dtype_size(buf->dtype);
-  for (int64_t d = 0; d < core->rank; ++d) bytes *= core->dims[d]; /* a buffer XLA allocated: fits */
-  int64_t d = nb;
+  /* The steps stay in int64 for any buffer XLA allocated; a forged frame (a fuzzer's) is
+   * refused rather than wrapped. opspec_decode checks the core's rank and dims. */
+  int64_t bytes = (int64_t)opspec_dtype_size(buf->dtype), d = nb;
+  for (int64_t e = 0; e < core->rank && e < OPSPEC_MAX_RANK; ++e)
+    if (core->dims[e] < 0 || __builtin_mul_overflow(bytes, core->dims[e], &bytes))
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "%s '%s': its dims are negative or their byte size overflows int64", role, name);
   for (int32_t k = batch->rank - 1; k >= 0; --k) { /* innermost batch dim first */
     step[k] = 0;
     if (!(has >> k & 1)) continue;
@@ -63,7 +67,9 @@ static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *
                           "%s '%s': batch dim %d is %lld, expected %lld", role, name, (int)k, (long long)extent,
                           (long long)batch->extent[k]);
     step[k] = bytes;
-    bytes *= extent;
+    if (__builtin_mul_overflow(bytes, extent, &bytes))
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s': its byte size overflows int64",
+                          role, name);
   }
   return NULL;
 }
@@ -83,14 +89,29 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     return opspec_bind_inputs(cf, op, &(opspec_bound){0}); /* reports the mismatch */
   batch->rank = (int32_t)spec[0];
   const XLA_FFI_Buffer *first = cf->rets.rets[0];
-  if (cf->rets.types[0] != XLA_FFI_RetType_BUFFER || first->rank < batch->rank)
+  if (cf->rets.types[0] != XLA_FFI_RetType_BUFFER || !first || first->rank < batch->rank)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "output '%s' has fewer dims than the call's %d batch dims", op->outputs[0].name,
                         (int)batch->rank);
+  /* The extents come from a buffer XLA allocated, but the attribute that says how many of
+   * its dims are batch dims may be forged (a raw ffi_call): every extent is checked. An
+   * extent of 0 is an empty batch, whatever the others (count 0: the handlers run nothing,
+   * and opspec_batch_point, which divides by the extents, is never called). */
+  bool empty = false;
   for (int32_t k = 0; k < batch->rank; ++k) {
     batch->extent[k] = first->dims[k];
-    batch->count *= first->dims[k]; /* dims of a buffer XLA allocated: the product fits */
+    if (first->dims[k] < 0)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "output '%s': batch dim %d is %lld, expected at least 0", op->outputs[0].name, (int)k,
+                          (long long)first->dims[k]);
+    empty |= first->dims[k] == 0;
   }
+  for (int32_t k = 0; k < batch->rank && !empty; ++k)
+    if (__builtin_mul_overflow(batch->count, batch->extent[k], &batch->count))
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "output '%s': the batch's element count (the product of its %d batch dims) overflows int64",
+                          op->outputs[0].name, (int)batch->rank);
+  if (empty) batch->count = 0;
 
   if (cf->attrs.size > OPSPEC_MAX_ATTRS + 2)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
@@ -98,7 +119,7 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
                         (long long)cf->attrs.size - 1, OPSPEC_MAX_ATTRS);
   batch->frame = *cf;
   for (int32_t i = 0; i < op->ninputs; ++i) {
-    if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
+    if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER || !cf->args.args[i])
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "input '%s' is not a buffer",
                           op->inputs[i].name);
     if ((err = opspec_strip(cf, op, "input", op->inputs[i].name, cf->args.args[i], batch, spec[1 + i], &batch->in[i],
@@ -107,7 +128,7 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     batch->in_ptr[i] = &batch->in[i];
   }
   for (int32_t i = 0; i < op->noutputs; ++i) {
-    if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER)
+    if (cf->rets.types[i] != XLA_FFI_RetType_BUFFER || !cf->rets.rets[i])
       return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "output '%s' is not a buffer",
                           op->outputs[i].name);
     if ((err = opspec_strip(cf, op, "output", op->outputs[i].name, cf->rets.rets[i], batch,

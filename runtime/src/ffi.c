@@ -522,3 +522,42 @@ XLA_FFI_Error *opspec_host_alloc(XLA_FFI_CallFrame *cf, const char *op, const ch
                         bytes, name);
   return NULL;
 }
+
+/* ---- overlapping buffers ----------------------------------------------------------- */
+
+/* Whether a buffer has no elements (XLA may give empty buffers any address, shared). */
+static bool opspec_buffer_empty(const XLA_FFI_Buffer *buf) {
+  for (int64_t d = 0; d < buf->rank; ++d)
+    if (buf->dims[d] <= 0) return true;
+  return false;
+}
+
+/* Output `o` is input `i`'s memory: refused, unless the spec lets it alias that input or
+ * either buffer is empty. Out of the per-call path: it only runs on a match. */
+static OPSPEC_COLD XLA_FFI_Error *opspec_shared_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int32_t o,
+                                                       int32_t i) {
+  if ((op->aliases && op->aliases[o] == i) || opspec_buffer_empty(cf->rets.rets[o]) ||
+      opspec_buffer_empty(cf->args.args[i]))
+    return NULL;
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "output '%s' shares memory with input '%s', and the spec declares no alias between them "
+                      "(the kernel would overwrite its own input: an ffi_call with input_output_aliases the spec "
+                      "lacks?)",
+                      op->outputs[o].name, op->inputs[i].name);
+}
+
+/* XLA aliases whole buffers of one shape and dtype (input_output_aliases): an output it
+ * aliases to an input starts at that input's address, and no other overlap can be made
+ * (every other buffer is live during the call, so has memory of its own). Comparing
+ * addresses is the whole test: a few compares per call. */
+XLA_FFI_Error *opspec_check_overlap(XLA_FFI_CallFrame *cf, const opspec_op_desc *op) {
+  for (int32_t o = 0; o < op->noutputs; ++o) {
+    const void *out = ((const XLA_FFI_Buffer *)cf->rets.rets[o])->data;
+    for (int32_t i = 0; i < op->ninputs; ++i)
+      if (((const XLA_FFI_Buffer *)cf->args.args[i])->data == out) {
+        XLA_FFI_Error *err = opspec_shared_buffer(cf, op, o, i);
+        if (err) return err;
+      }
+  }
+  return NULL;
+}

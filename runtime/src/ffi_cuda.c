@@ -206,7 +206,7 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   XLA_FFI_CallFrame *call;
   opspec_bound bound;
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
-  if (err || (err = opspec_decode(call, op, args, &bound))) return err;
+  if (err || (err = opspec_decode(call, op, args, &bound)) || (err = opspec_check_overlap(cf, op))) return err;
   if (op->cuda && (err = op->cuda(call, args))) return err;
   /* The extension has its own CUDA runtime, whose current device is its own: make it the
    * one XLA runs this call on (whose stream XLA hands us), and put it back after, since

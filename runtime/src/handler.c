@@ -248,15 +248,16 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
                                        opspec_cpu_call *c) {
   c->allocated = 0;
   c->wide.n = 0;
+  c->rejected = 0;
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &c->batch, &c->frame);
-  if (err || (err = opspec_decode(c->frame, op, args, &c->bound))) return err;
+  if (err || (err = opspec_decode(c->frame, op, args, &c->bound)) || (err = opspec_check_overlap(cf, op))) return err;
+  if (c->batch.count == 0) return NULL; /* an empty batch: outputs without elements, nothing to run */
   if (op->contents && opspec_checks_enabled())
     for (int64_t b = 0; b < c->batch.count && !err; ++b) {
       if (c->batch.rank) opspec_batch_point(&c->batch, op, args, b);
       err = op->contents(c->frame, args);
     }
   if (err) return err;
-  c->rejected = 0;
   if (op->kernel_checked) *opspec_rejected_flag(op, args) = &c->rejected;
   if (opspec_has_bfloat16(op, &c->bound) && (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
     return err;
@@ -311,7 +312,7 @@ XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, v
   XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
   if (!err && c.batch.rank)
     opspec_run_batch(cf, &c.batch, op, args, variants[c.bound.variant]);
-  else if (!err)
+  else if (!err && c.batch.count)
     variants[c.bound.variant](args);
   if (!err && opspec_was_rejected(op, &c)) err = opspec_rejection(op, args, &c);
   opspec_cpu_end(op, args, &c, !err);
@@ -323,7 +324,7 @@ XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc 
   if (opspec_metadata_query(cf, 0)) return NULL;
   opspec_cpu_call c;
   XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
-  if (!err) opspec_run_launch(cf, op, &c.bound, &c.batch, args, variants[c.bound.variant]);
+  if (!err && c.batch.count) opspec_run_launch(cf, op, &c.bound, &c.batch, args, variants[c.bound.variant]);
   if (!err && opspec_was_rejected(op, &c)) err = opspec_rejection(op, args, &c);
   opspec_cpu_end(op, args, &c, !err);
   return err;

@@ -235,6 +235,10 @@ typedef struct opspec_op_desc {
   const opspec_attr_desc *attrs;
   const opspec_typevar_desc *types;
   const opspec_symbol_desc *symbols;
+  /* The spec's `aliases`: per output, the input whose buffer it may be (XLA's
+   * input_output_aliases), or -1; NULL where the spec declares none. An output that is
+   * any other input's buffer is refused (opspec_check_overlap). */
+  const int32_t *aliases;
   opspec_shapes_fn *shapes;
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda, *kernel_checked;
@@ -347,6 +351,14 @@ bool opspec_checks_enabled(void);
 
 /* The dtype (XLA code) of argument `index`. Only valid after opspec_bind_inputs. */
 int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
+
+/* Refuses a call (`cf` as XLA made it, batch dims and all) in which an output is an
+ * input's buffer (the same address, neither empty) that op->aliases does not let it
+ * alias: a raw ffi_call with input_output_aliases the spec does not declare would
+ * otherwise run the kernel over its own input. XLA aliases whole buffers only, so the
+ * addresses are compared, nothing more. Only valid after opspec_decode has checked the
+ * counts and kinds of the buffers. */
+XLA_FFI_Error *opspec_check_overlap(XLA_FFI_CallFrame *cf, const opspec_op_desc *op);
 
 /* Checks a call against `op` and fills the op's args struct at `args`: every input,
  * output and scratch opspec_array (scratch data stays NULL: the backend allocates it),
