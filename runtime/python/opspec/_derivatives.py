@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
 from opspec import _primitive, _runtime  # modules: both import this one (opspec/_primitive.py)
+from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
 
 
 def _zero(x: Any) -> Any:

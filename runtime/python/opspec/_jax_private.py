@@ -42,11 +42,12 @@ ShapedArray = jax.core.ShapedArray
 # (opspec._runtime, opspec._derivatives). jax.core re-exports it from jax 0.5 to 0.12.0.1.
 Tracer = jax.core.Tracer
 
-# Imported here, not where they are used: an op's call runs no import statement, so that
-# it works while the interpreter shuts down (an op called from a __del__), when Python
-# can import nothing. custom_partitioning takes a fraction of a millisecond to import.
+# Imported here, not where they are used: an op's call runs no import statement of
+# opspec's, for an op called while the interpreter shuts down (from a __del__), when
+# Python can import nothing. custom_partitioning takes a fraction of a millisecond.
 from jax.experimental.custom_partitioning import custom_partitioning as _custom_partitioning  # noqa: E402
 
+_dispatch: Any
 try:  # internal: see require_devices_during_lowering
     from jax._src import dispatch as _dispatch  # noqa: E402
 except ImportError:  # pragma: no cover

@@ -115,9 +115,7 @@ def batch_extents(op: Any, shapes: Sequence[tuple], batch_rank: int, batch_mask:
 MAX_OUTPUT_BYTES = 2**63 - 1
 
 
-def out_shapes(
-    op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict, batch: tuple = ()
-) -> list:
+def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict, batch: tuple = ()) -> list:
     """Every output's (shape, dtype) for inputs of `core_shapes` and `dtypes`, from the
     spec's shape symbols and expressions, with the batch dims `batch` in front. Dims may be
     symbolic (jax.export). A shape with a negative dim, or of more than MAX_OUTPUT_BYTES
@@ -172,7 +170,14 @@ def out_shapes(
                 names.append(dim)
         dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
         if all(isinstance(d, int) for d in out):
-            _check_size(op, spec.name, tuple(out), dtype, len(batch), _sources(names, int_attrs, symbol_from, ellipsis_from, scope))
+            _check_size(
+                op,
+                spec.name,
+                tuple(out),
+                dtype,
+                len(batch),
+                _sources(names, int_attrs, symbol_from, ellipsis_from, scope),
+            )
         outs.append((tuple(out), dtype))
     return outs
 
@@ -186,7 +191,9 @@ def _sources(names: list, int_attrs: list, symbol_from: dict, ellipsis_from: str
         elif name == "...":
             found.setdefault(f"input '{ellipsis_from}'", f"input '{ellipsis_from}' with leading dims ('...')")
         elif name in symbol_from:
-            found.setdefault(f"input '{symbol_from[name]}'", f"input '{symbol_from[name]}' giving {name} = {scope[name]}")
+            found.setdefault(
+                f"input '{symbol_from[name]}'", f"input '{symbol_from[name]}' giving {name} = {scope[name]}"
+            )
     return list(found.items())
 
 

@@ -24,14 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-# The limits and dtypes every package shares: the opspec runtime a package compiles
-# and the one it runs with are the same version.
-from opspec import _tables, _tune
-
-# A module, not names: _primitive imports this one. Every import is at module level, so
-# that a call runs no import statement: an op called from a __del__ at interpreter
-# shutdown, when Python can no longer import, still works.
-from opspec import _primitive
+# _tables: the limits and dtypes every package shares (the opspec runtime a package
+# compiles and the one it runs with are the same version). _primitive as a module, not
+# names: it imports this one. Every import is at module level, so that a call runs no
+# import statement of opspec's: at interpreter shutdown Python can no longer import
+# (see ShutdownError).
+from opspec import _primitive, _tables, _tune
 from opspec._jax_private import Tracer
 
 Dim = int | str | EllipsisType | Callable[[dict], int]
@@ -149,13 +147,20 @@ def _as_array(op: Op, spec: Array, x: Any) -> Any:
     if isinstance(x, (jax.Array, Tracer)):
         return x
     if x is None or isinstance(x, (str, bytes, dict, jax.ShapeDtypeStruct)):
-        hint = " (an abstract shape: call the op inside jax.eval_shape instead)" if isinstance(x, jax.ShapeDtypeStruct) else ""
+        hint = (
+            " (an abstract shape: call the op inside jax.eval_shape instead)"
+            if isinstance(x, jax.ShapeDtypeStruct)
+            else ""
+        )
         _fail(op, f"input '{spec.name}'", f"expected {_AN_ARRAY}, got {_shown(x)}{hint}")
     try:
         # Strings and objects in a list or NumPy array: refused here, before JAX, which
-        # warns about some of them (a DeprecationWarning for a list of str) first.
-        probe = x if isinstance(x, np.ndarray) else np.asarray(x) if isinstance(x, (list, tuple)) else None
-        if probe is not None and probe.dtype.kind not in "biufc":
+        # warns about some of them (a DeprecationWarning for a list of str) first. A list
+        # holding JAX arrays (tracers, under jit) is left to jnp.asarray, which stacks it.
+        probe = x if isinstance(x, np.ndarray) else None
+        if isinstance(x, (list, tuple)) and not any(isinstance(e, (jax.Array, Tracer)) for e in x):
+            probe = np.asarray(x)  # a ragged list raises ValueError, as jnp.asarray would
+        if probe is not None and probe.dtype.kind in "OSU":
             raise TypeError(f"its elements are {probe.dtype}, not numbers")
         return jnp.asarray(x)
     except (TypeError, ValueError, OverflowError) as e:
@@ -256,7 +261,8 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
         cast, accepted = _ATTR_TYPES[spec.type]
         if isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0:
             value = value.item()
-        if not isinstance(value, accepted) or (spec.type != "bool" and isinstance(value, (bool, np.bool_))):
+        takes = isinstance(value, accepted) and not (spec.type != "bool" and isinstance(value, (bool, np.bool_)))
+        if not takes:
             _fail(op, what, f"expected {spec.type}, got {_shown(value)}")
         if spec.type.startswith("int"):
             info = np.iinfo(cast)

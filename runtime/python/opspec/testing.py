@@ -238,7 +238,9 @@ class _Checker:
                 _runtime._fail(self.record, f"attribute '{name}'", f"expected {want}, got {name}={self.attrs[name]!r}")
         for name in names:
             if name not in self.attrs:
-                _runtime._fail(self.record, f"attribute '{name}'", f"expected a value (check_op(..., {name}=...)), got none")
+                _runtime._fail(
+                    self.record, f"attribute '{name}'", f"expected a value (check_op(..., {name}=...)), got none"
+                )
         _runtime._convert_attrs(self.record, self.attrs)  # an OpError for a bad value, before any use
         self.rng = np.random.default_rng(options["seed"])
         self.make_args = options["make_args"]
