@@ -217,6 +217,23 @@ def test_check_op_names_the_op_and_argument_of_every_bad_call():
         check_op("add")
 
 
+def test_cost_names_the_op_and_argument():
+    x = np.ones(3, np.float32)
+    data, indices, indptr = x, np.zeros(3, np.int32), np.zeros(2, np.int32)
+    with pytest.raises(
+        OpError,
+        match=r"^opspec\.ops\.add: input 'y': expected an array, or anything with \.shape and \.dtype .*got str 'abc'$",
+    ):
+        opspec.cost(opspec.ops.add, x, "abc")
+    with pytest.raises(OpError, match=r"^opspec\.ops\.csr_rmatvec: attribute 'n': expected a value"):
+        opspec.cost(opspec.ops.csr_rmatvec, data, indices, indptr, x[:1])
+    with pytest.raises(OpError, match=r"^opspec\.ops\.csr_rmatvec: attribute 'n': expected int64, got str 'x'$"):
+        opspec.cost(opspec.ops.csr_rmatvec, data, indices, indptr, x[:1], n="x")
+    with pytest.raises(TypeError, match=r"^cost: expected an op function .* got str 'add'$"):
+        opspec.cost("add", x, x)
+    assert opspec.cost(opspec.ops.csr_rmatvec, data, indices, indptr, x[:1], n=5)["flops"] == 6
+
+
 def test_every_attribute_type_refuses_what_it_cannot_hold():
     # No shipped op has an int32, float32 or bool attribute: a record with one of each
     # type of _tables.ATTR_TYPES. Every bad value fails before anything is bound.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import os
 import re
 import sys
@@ -297,23 +298,43 @@ def cost(fn: Any, *args: Any, **attrs: Any) -> dict:
     `args` (arrays or anything with ``.shape`` and ``.dtype``) and integer `attrs`, from
     the spec's `bytes:` and `flops:` formulas; None for a formula the spec does not give.
     In the formulas a type variable stands for its dtype's element size in bytes."""
-    op = getattr(sys.modules[fn.__module__], f"_op_{fn.__name__}")
+    module = sys.modules.get(getattr(fn, "__module__", None) or "", None)
+    op = getattr(module, f"_op_{getattr(fn, '__name__', '')}", None)
+    if not isinstance(op, Op):
+        raise TypeError(f"cost: expected an op function (opspec.ops.<name>, or a package's), got {_shown(fn)}")
+    op = dataclasses.replace(op, package=fn.__module__.rsplit(".", 1)[0])  # named as the package calls it
     if len(args) != len(op.inputs):
         _fail(op, "cost", f"expected {len(op.inputs)} inputs, got {len(args)}")
     scope: dict = {}
     for spec, x in zip(op.inputs, args):
-        shape, dtype = tuple(np.shape(x)), np.dtype(x.dtype)
+        try:
+            shape, dtype = tuple(int(d) for d in np.shape(x)), np.dtype(x.dtype)
+        except (AttributeError, TypeError, ValueError) as e:
+            want = "an array, or anything with .shape and .dtype (a jax.ShapeDtypeStruct)"
+            _fail(op, f"input '{spec.name}'", f"expected {want}, got {_shown(x)}", e)
         if spec.dtype in op.types:
             scope.setdefault(spec.dtype, dtype.itemsize)
         fixed = spec.shape[1:] if spec.shape and spec.shape[0] is Ellipsis else spec.shape
         for dim, extent in zip(fixed, shape[len(shape) - len(fixed) :]):
             if isinstance(dim, str):
-                scope.setdefault(dim, int(extent))
-        scope[f"{spec.name}_size"] = int(np.prod(shape, dtype=np.int64))
+                scope.setdefault(dim, extent)
+        scope[f"{spec.name}_size"] = math.prod(shape)
     for spec in op.attrs:
         if spec.type.startswith("int") and spec.name in attrs:
-            scope[spec.name] = int(attrs[spec.name])
-    return {key: None if f is None else int(f(scope)) for key, f in (("bytes", op.bytes), ("flops", op.flops))}
+            value = attrs[spec.name]
+            if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+                _fail(op, f"attribute '{spec.name}'", f"expected {spec.type}, got {_shown(value)}")
+            scope[spec.name] = int(value)
+    out = {}
+    for key, formula in (("bytes", op.bytes), ("flops", op.flops)):
+        try:
+            out[key] = None if formula is None else int(formula(scope))
+        except KeyError as e:  # a name the formula reads and the call did not give
+            name = e.args[0]
+            if any(a.name == name for a in op.attrs):
+                _fail(op, f"attribute '{name}'", f"expected a value (cost(..., {name}=...)), got none", e)
+            _fail(op, "cost", f"expected inputs that give {name} (the {key} formula reads it), got too few dims", e)
+    return out
 
 
 def target_name(op: Op, backend: str | None) -> str:
