@@ -169,15 +169,14 @@ def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], att
                 out.append(dim if isinstance(dim, int) else scope[dim])
                 names.append(dim)
         dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
-        if all(isinstance(d, int) for d in out):
-            _check_size(
-                op,
-                spec.name,
-                tuple(out),
-                dtype,
-                len(batch),
-                _sources(names, int_attrs, symbol_from, ellipsis_from, scope),
-            )
+        _check_size(
+            op,
+            spec.name,
+            tuple(out),
+            dtype,
+            len(batch),
+            lambda: _sources(names, int_attrs, symbol_from, ellipsis_from, scope),
+        )
         outs.append((tuple(out), dtype))
     return outs
 
@@ -197,16 +196,18 @@ def _sources(names: list, int_attrs: list, symbol_from: dict, ellipsis_from: str
     return list(found.items())
 
 
-def _check_size(op: Any, output: str, shape: tuple, dtype: np.dtype, batch_rank: int, sources: list) -> None:
-    """Refuses an output `shape` with a negative dim or of more than MAX_OUTPUT_BYTES bytes,
-    naming what it comes from: attributes first (what a caller sets by hand), then inputs."""
-    negative = any(d < 0 for d in shape)
-    nbytes = math.prod(shape) * dtype.itemsize if not negative else 0
+def _check_size(op: Any, output: str, shape: tuple, dtype: np.dtype, batch_rank: int, sources: Callable) -> None:
+    """Refuses an output `shape` with a negative dim or of more than MAX_OUTPUT_BYTES bytes
+    (a shape with symbolic dims, from jax.export, only for its negative dims), naming what
+    it comes from (`sources()`): attributes first (what a caller sets by hand), then inputs."""
+    negative = any(isinstance(d, int) and d < 0 for d in shape)
+    known = all(isinstance(d, int) for d in shape)
+    nbytes = math.prod(shape) * dtype.itemsize if known and not negative else 0
     if not negative and nbytes <= MAX_OUTPUT_BYTES:
         return
-    sources = sorted(sources, key=lambda s: not s[0].startswith("attribute"))
-    what = ", ".join(s[0] for s in sources) or f"output '{output}'"
-    got = ", ".join(s[1] for s in sources)
+    found = sorted(sources(), key=lambda s: not s[0].startswith("attribute"))
+    what = ", ".join(s[0] for s in found) or f"output '{output}'"
+    got = ", ".join(s[1] for s in found)
     if batch_rank:
         got += f"{', ' if got else ''}vmap batch dims {shape[:batch_rank]}"
     got = f"{got}, " if got else ""
