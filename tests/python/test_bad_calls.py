@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -19,11 +18,9 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec import _tables
+from opspec import _primitive, _tables
 from opspec._runtime import MAX_RANK, Array, Attr, Op, OpError, ShutdownError, call
 from opspec.testing import check_op, op_record
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # Arguments that are no array at all; each fails where opspec converts inputs.
 NON_ARRAYS = {
@@ -171,6 +168,7 @@ def walk(package_ops, package: str, via_check_op: bool = False) -> tuple:
     something else than an OpError naming op and argument, or nothing."""
     wrong = []
     calls = cases(package_ops, package, via_check_op)
+    bound_before = len(_primitive._COMPILED)  # one entry per eager call that reached the primitive
     for label, thunk, name, arg in calls:
         try:
             thunk()
@@ -185,6 +183,8 @@ def walk(package_ops, package: str, via_check_op: bool = False) -> tuple:
         else:
             wrong.append(f"{label}: no error")
     assert not wrong, f"{len(wrong)} of {len(calls)} bad calls:\n" + "\n".join(wrong)
+    # Every error came before the op's primitive was bound: nothing was traced or compiled.
+    assert len(_primitive._COMPILED) == bound_before
     return len(calls), len(package_ops.__all__)
 
 
@@ -396,12 +396,15 @@ def test_every_bad_call_of_a_user_package_names_its_op(reading_package):
 def test_a_user_package_handler_error_names_the_package(reading_package):
     import reading
 
-    x = jnp.ones(4, jnp.int32)
+    # A raw call past the stub's checks (the package is built for CPU only), which the
+    # handler refuses: its message starts with the package's name, not opspec's.
+    cpu = jax.devices("cpu")[0]
+    x, y = jax.device_put(jnp.ones(4, jnp.int32), cpu), jax.device_put(jnp.ones(4, jnp.float32), cpu)
     call = jax.ffi.ffi_call(reading.target_name("axpy"), jax.ShapeDtypeStruct((4,), jnp.float32))
     with pytest.raises(
         Exception, match=r"(^|: )reading axpy: input 'x': expected dtype float32 or float64 \(type T\), got int32"
     ):
-        jax.block_until_ready(call(x, jnp.ones(4, jnp.float32), a=np.float64(2.0)))
+        jax.block_until_ready(call(x, y, a=np.float64(2.0)))
 
 
 # ---- interpreter shutdown -----------------------------------------------------------------
