@@ -342,6 +342,25 @@ def test_input_shapes_that_make_an_output_too_big_name_the_inputs():
         call(record, (a, b), {})
 
 
+def test_a_shape_expression_dividing_by_zero_names_the_attribute():
+    # spec.md's block_mean: out has cdiv(n, block) elements, and block=0 divides by zero.
+    record = Op(
+        name="block_mean",
+        inputs=(Array("x", "T", ("n",)),),
+        outputs=(Array("out", "T", (lambda s: -(-(s["n"]) // (s["block"])),)),),
+        types={"T": ("float32", "float64")},
+        attrs=(Attr("block", "int32"),),
+        vmap_method="sequential",
+        aliases={},
+    )
+    with pytest.raises(
+        OpError,
+        match=r"^opspec\.ops\.block_mean: attribute 'block', input 'x': expected output 'out' shape expression "
+        r"not to divide by zero, got block = 0, input 'x' giving n = 10",
+    ):
+        call(record, (np.ones(10, np.float32),), {"block": 0})
+
+
 def test_a_vmap_that_makes_an_output_too_big_says_so():
     y = jnp.ones((2**10, 2), jnp.float32)
     data, indices, indptr, _ = csr()

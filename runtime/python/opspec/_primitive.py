@@ -152,10 +152,19 @@ def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], att
                 out.extend(ellipsis)  # an output '...' implies an input '...' (checked by opspec-gen)
                 names.append("...")
             elif callable(dim):
+                # The generated expression reads the scope as s["name"]: its string constants.
+                reads = [c for c in dim.__code__.co_consts if isinstance(c, str) and c in scope]
                 try:
                     value = dim(scope)
                 except ZeroDivisionError:
-                    _runtime._fail(op, f"output '{spec.name}'", "its shape expression divides by zero for these inputs")
+                    found = _sources(reads, int_attrs, symbol_from, ellipsis_from, scope)
+                    found.sort(key=lambda s: not s[0].startswith("attribute"))
+                    _runtime._fail(
+                        op,
+                        ", ".join(s[0] for s in found) or f"output '{spec.name}'",
+                        f"expected output '{spec.name}' shape expression not to divide by zero, got "
+                        + ", ".join(s[1] for s in found),
+                    )
                 except Exception as e:  # symbolic dims the expression cannot take (max, min, %)
                     _runtime._fail(
                         op,
@@ -163,8 +172,7 @@ def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], att
                         f"its shape expression cannot be computed for symbolic dims {symbols} ({e})",
                     )
                 out.append(int(value) if isinstance(value, (int, np.integer)) else value)
-                # The generated expression reads the scope as s["name"]: its string constants.
-                names.extend(c for c in dim.__code__.co_consts if isinstance(c, str) and c in scope)
+                names.extend(reads)
             else:
                 out.append(dim if isinstance(dim, int) else scope[dim])
                 names.append(dim)
