@@ -43,7 +43,8 @@ const char *opspec_dtype_label(int32_t dtype, char *buf, size_t n) {
 
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...) {
   char message[2048];
-  int n = snprintf(message, sizeof message, "opspec %s: ", op);
+  /* "<package> <op>: ": the package the op belongs to (opspec's own, or a user's). */
+  int n = snprintf(message, sizeof message, "%s %s: ", opspec_package_name, op);
   if (n < 0 || (size_t)n >= sizeof message) n = 0; /* an absurd op name: keep the message */
   va_list ap;
   va_start(ap, fmt);

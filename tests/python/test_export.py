@@ -292,7 +292,7 @@ def test_an_export_made_before_a_kernel_edit_fails_naming_the_op(tmp_path):
     raised = [line for line in out if line.startswith("twice_old raised")]
     assert raised, out
     print(raised[0])
-    assert "opspec twice: the kernel changed: this call of pinned.ops.twice was exported (or compiled) for" in raised[0]
+    assert "pinned twice: the kernel changed: this call of pinned.ops.twice was exported (or compiled) for" in raised[0]
     assert "(its body, prologue or kernels differ). Export the computation again" in raised[0], raised
     assert {"keep_old ran", "twice_new ran", "keep_new ran"} <= set(out), out
 

@@ -413,7 +413,8 @@ XLA_FFI_Error *opspec_run_cpu_range(XLA_FFI_CallFrame *cf, const opspec_op_desc 
  * written into `buf`. */
 const char *opspec_dtype_label(int32_t dtype, char *buf, size_t n);
 
-/* An error to return from a handler: "opspec <op>: <message>". */
+/* An error to return from a handler: "<package> <op>: <message>" (opspec_package_name:
+ * "opspec <op>: ..." for opspec's own ops, "mypkg <op>: ..." for a user package's). */
 XLA_FFI_Error *opspec_error(XLA_FFI_CallFrame *cf, XLA_FFI_Error_Code code, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 4, 5)))

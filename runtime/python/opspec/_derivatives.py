@@ -26,9 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from opspec import _primitive, _runtime  # modules: both import this one (opspec/_primitive.py)
 from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
-from opspec._primitive import split_batch
-from opspec._runtime import _fail
 
 
 def _zero(x: Any) -> Any:
@@ -73,7 +72,7 @@ def _evaluate(op: Any, input: str, d: Any, key: str, scope: dict, then: Any) -> 
     except Exception as e:
         about = "" if d.kind == "transpose" else f" of output '{key}'"
         where = d.where.get(key)
-        _fail(
+        _runtime._fail(
             op,
             f"input '{input}'",
             f"its {d.kind} derivative{about}{f' ({where})' if where else ''} failed while JAX traced it: "
@@ -153,7 +152,7 @@ def _jvp_one(
             continue
         d = op.derivatives.get(spec.name)
         if d is None:
-            _fail(
+            _runtime._fail(
                 op,
                 f"input '{spec.name}'",
                 "cannot be differentiated: the spec declares no derivative for it "
@@ -204,7 +203,7 @@ def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
             if i in known:
                 full.append(next(it))
             else:
-                _, core = split_batch(tuple(x.aval.shape), batch_mask[i])
+                _, core = _primitive.split_batch(tuple(x.aval.shape), batch_mask[i])
                 full.append(ad.UndefinedPrimal(ShapedArray(core, x.aval.dtype)))
         return [r for r in _transpose_one(op, params["attrs"], cts, full) if r is not None]
 
@@ -231,7 +230,7 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
             continue
         d = op.derivatives.get(spec.name)
         if d is None or d.kind != "transpose":
-            _fail(
+            _runtime._fail(
                 op,
                 f"input '{spec.name}'",
                 "cannot be transposed: reverse mode needs a `transpose:` derivative for it (docs/gradients.md)",

@@ -42,6 +42,17 @@ ShapedArray = jax.core.ShapedArray
 # (opspec._runtime, opspec._derivatives). jax.core re-exports it from jax 0.5 to 0.12.0.1.
 Tracer = jax.core.Tracer
 
+# Imported here, not where they are used: an op's call runs no import statement of
+# opspec's, for an op called while the interpreter shuts down (from a __del__), when
+# Python can import nothing. custom_partitioning takes a fraction of a millisecond.
+from jax.experimental.custom_partitioning import custom_partitioning as _custom_partitioning  # noqa: E402
+
+_dispatch: Any
+try:  # internal: see require_devices_during_lowering
+    from jax._src import dispatch as _dispatch  # noqa: E402
+except ImportError:  # pragma: no cover
+    _dispatch = None
+
 __all__ = [
     "Primitive",
     "ShapedArray",
@@ -72,12 +83,9 @@ def require_devices_during_lowering(p: Primitive) -> None:
     (opspec._sharding). jax._src.dispatch.prim_requires_devices_during_lowering, a set, in
     jax 0.5 to 0.12.0.1. JAX has no public hook for it; without it, sharding falls back
     to replicated calls, still correct, so a jax without the set is not an error."""
-    try:
-        from jax._src import dispatch
-
-        dispatch.prim_requires_devices_during_lowering.add(p)
-    except (ImportError, AttributeError):
-        pass
+    requires = getattr(_dispatch, "prim_requires_devices_during_lowering", None)
+    if requires is not None:
+        requires.add(p)
 
 
 def lowering_axis_context(ctx: Any) -> Any:
@@ -92,8 +100,5 @@ def custom_partitioning(fn: Callable) -> Any:
     """jax.experimental.custom_partitioning around `fn`: how an op's call shards
     (opspec._sharding). Experimental API: `def_partition` takes `sharding_rule` and
     `need_replication_factors` (Shardy) from jax 0.6 (opspec._sharding checks its
-    signature), the GSPMD callbacks before; GSPMD is deprecated from jax 0.11. Imported on
-    first use: most programs never shard an op."""
-    from jax.experimental.custom_partitioning import custom_partitioning as wrap
-
-    return wrap(fn)
+    signature), the GSPMD callbacks before; GSPMD is deprecated from jax 0.11."""
+    return _custom_partitioning(fn)

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import os
 import re
+import sys
 from collections.abc import Callable
 from types import EllipsisType, ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-# The limits and dtypes every package shares: the opspec runtime a package compiles
-# and the one it runs with are the same version.
-from opspec import _tables, _tune
+# _tables: the limits and dtypes every package shares (the opspec runtime a package
+# compiles and the one it runs with are the same version). _primitive as a module, not
+# names: it imports this one. Every import is at module level, so that a call runs no
+# import statement of opspec's: at interpreter shutdown Python can no longer import
+# (see ShutdownError).
+from opspec import _primitive, _tables, _tune
 from opspec._jax_private import Tracer
 
 Dim = int | str | EllipsisType | Callable[[dict], int]
@@ -109,11 +114,58 @@ MAX_RANK = _tables.MAX_RANK
 
 
 class OpError(TypeError):
-    """A call that does not match the op's spec."""
+    """A call that does not match the op's spec: `<package>.ops.<op>: <argument>: <message>`."""
 
 
-def _fail(op: Op, what: str, message: str, cause: BaseException | None = None) -> None:
+class ShutdownError(ImportError):
+    """An op called while the interpreter shuts down (from a ``__del__``, say), when JAX and
+    NumPy can no longer import what a call needs: `<package>.ops.<op>: cannot run while
+    ...`. An ImportError, the exception JAX raises there, named after the op."""
+
+
+def _fail(op: Op, what: str, message: str, cause: BaseException | None = None) -> NoReturn:
     raise OpError(f"{op.package}.ops.{op.name}: {what}: {message}") from cause
+
+
+def _shown(value: Any) -> str:
+    """`value` for an error message: its type and repr, the repr cut to 60 characters."""
+    text = repr(value)
+    if len(text) > 60:
+        text = f"{text[:40]}...{text[-12:]} ({len(text)} characters)"
+    return f"{type(value).__name__} {text}"
+
+
+# What an input accepts: what jnp.asarray takes, for the message when it takes nothing.
+_AN_ARRAY = "an array (jax.Array, NumPy array, or a Python number or nested list of numbers)"
+
+
+def _as_array(op: Op, spec: Array, x: Any) -> Any:
+    """Input `x` as a JAX array (a Tracer or a jax.Array passes through): NumPy arrays and
+    Python scalars become JAX arrays, so that the dtype checked is the one the handler will
+    see (float64 turns float32 unless jax_enable_x64 is set). What jnp.asarray cannot take
+    (None, a str, a dict, strings, an object array, a jax.ShapeDtypeStruct, a number no
+    dtype holds) is an OpError naming the input."""
+    if isinstance(x, (jax.Array, Tracer)):
+        return x
+    if x is None or isinstance(x, (str, bytes, dict, jax.ShapeDtypeStruct)):
+        hint = (
+            " (an abstract shape: call the op inside jax.eval_shape instead)"
+            if isinstance(x, jax.ShapeDtypeStruct)
+            else ""
+        )
+        _fail(op, f"input '{spec.name}'", f"expected {_AN_ARRAY}, got {_shown(x)}{hint}")
+    try:
+        # Strings and objects in a list or NumPy array: refused here, before JAX, which
+        # warns about some of them (a DeprecationWarning for a list of str) first. A list
+        # holding JAX arrays (tracers, under jit) is left to jnp.asarray, which stacks it.
+        probe = x if isinstance(x, np.ndarray) else None
+        if isinstance(x, (list, tuple)) and not any(isinstance(e, (jax.Array, Tracer)) for e in x):
+            probe = np.asarray(x)  # a ragged list raises ValueError, as jnp.asarray would
+        if probe is not None and probe.dtype.kind in "OSU":
+            raise TypeError(f"its elements are {probe.dtype}, not numbers")
+        return jnp.asarray(x)
+    except (TypeError, ValueError, OverflowError) as e:
+        _fail(op, f"input '{spec.name}'", f"expected {_AN_ARRAY}, got {_shown(x)}: {e}", e)
 
 
 def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
@@ -125,7 +177,11 @@ def _check_inputs(op: Op, args: tuple) -> tuple[dict, dict, tuple | None]:
     ellipsis = None
     for spec, x in zip(op.inputs, args):
         what = f"input '{spec.name}'"
-        dtype = np.dtype(x.dtype)
+        try:
+            dtype = np.dtype(x.dtype)
+        except TypeError:  # a JAX extended dtype (a PRNG key array), which NumPy has not
+            want = " or ".join(op.types.get(spec.dtype, (spec.dtype,)))
+            _fail(op, what, f"expected dtype {want}, got {x.dtype}")
         if spec.dtype in op.types:
             choices = op.types[spec.dtype]
             if spec.dtype not in types:
@@ -206,16 +262,24 @@ def _convert_attrs(op: Op, attrs: dict) -> dict:
         cast, accepted = _ATTR_TYPES[spec.type]
         if isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0:
             value = value.item()
-        if not isinstance(value, accepted) or (spec.type != "bool" and isinstance(value, (bool, np.bool_))):
-            _fail(op, what, f"expected {spec.type}, got {type(value).__name__} {value!r}")
+        takes = isinstance(value, accepted) and not (spec.type != "bool" and isinstance(value, (bool, np.bool_)))
+        if not takes:
+            _fail(op, what, f"expected {spec.type}, got {_shown(value)}")
         if spec.type.startswith("int"):
             info = np.iinfo(cast)
             if not info.min <= int(value) <= info.max:
-                _fail(op, what, f"{value!r} does not fit in {spec.type}")
-        with np.errstate(over="ignore"):
-            converted = cast(value)
-        if spec.type.startswith("float") and np.isfinite(value) and not np.isfinite(converted):
-            _fail(op, what, f"{value!r} does not fit in {spec.type}")
+                _fail(op, what, f"expected {spec.type}, from {info.min} to {info.max}, got {_shown(value)}")
+        # A float attribute takes any finite Python number its type can hold; inf and nan
+        # pass as themselves. An int too large for a double raises OverflowError in NumPy.
+        finite = isinstance(value, (int, np.integer)) or bool(np.isfinite(value))
+        try:
+            with np.errstate(over="ignore"):
+                converted = cast(value)
+        except OverflowError:
+            converted = None
+        if converted is None or (spec.type.startswith("float") and finite and not np.isfinite(converted)):
+            most = np.finfo(cast).max
+            _fail(op, what, f"expected {spec.type}, at most {most:g} in magnitude (or inf, nan), got {_shown(value)}")
         out[spec.name] = converted
     return out
 
@@ -234,25 +298,43 @@ def cost(fn: Any, *args: Any, **attrs: Any) -> dict:
     `args` (arrays or anything with ``.shape`` and ``.dtype``) and integer `attrs`, from
     the spec's `bytes:` and `flops:` formulas; None for a formula the spec does not give.
     In the formulas a type variable stands for its dtype's element size in bytes."""
-    import sys
-
-    op = getattr(sys.modules[fn.__module__], f"_op_{fn.__name__}")
+    module = sys.modules.get(getattr(fn, "__module__", None) or "", None)
+    op = getattr(module, f"_op_{getattr(fn, '__name__', '')}", None)
+    if not isinstance(op, Op):
+        raise TypeError(f"cost: expected an op function (opspec.ops.<name>, or a package's), got {_shown(fn)}")
+    op = dataclasses.replace(op, package=fn.__module__.rsplit(".", 1)[0])  # named as the package calls it
     if len(args) != len(op.inputs):
         _fail(op, "cost", f"expected {len(op.inputs)} inputs, got {len(args)}")
     scope: dict = {}
     for spec, x in zip(op.inputs, args):
-        shape, dtype = tuple(np.shape(x)), np.dtype(x.dtype)
+        try:
+            shape, dtype = tuple(int(d) for d in np.shape(x)), np.dtype(x.dtype)
+        except (AttributeError, TypeError, ValueError) as e:
+            want = "an array, or anything with .shape and .dtype (a jax.ShapeDtypeStruct)"
+            _fail(op, f"input '{spec.name}'", f"expected {want}, got {_shown(x)}", e)
         if spec.dtype in op.types:
             scope.setdefault(spec.dtype, dtype.itemsize)
         fixed = spec.shape[1:] if spec.shape and spec.shape[0] is Ellipsis else spec.shape
         for dim, extent in zip(fixed, shape[len(shape) - len(fixed) :]):
             if isinstance(dim, str):
-                scope.setdefault(dim, int(extent))
-        scope[f"{spec.name}_size"] = int(np.prod(shape, dtype=np.int64))
+                scope.setdefault(dim, extent)
+        scope[f"{spec.name}_size"] = math.prod(shape)
     for spec in op.attrs:
         if spec.type.startswith("int") and spec.name in attrs:
-            scope[spec.name] = int(attrs[spec.name])
-    return {key: None if f is None else int(f(scope)) for key, f in (("bytes", op.bytes), ("flops", op.flops))}
+            value = attrs[spec.name]
+            if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+                _fail(op, f"attribute '{spec.name}'", f"expected {spec.type}, got {_shown(value)}")
+            scope[spec.name] = int(value)
+    out = {}
+    for key, formula in (("bytes", op.bytes), ("flops", op.flops)):
+        try:
+            out[key] = None if formula is None else int(formula(scope))
+        except KeyError as e:  # a name the formula reads and the call did not give
+            name = e.args[0]
+            if any(a.name == name for a in op.attrs):
+                _fail(op, f"attribute '{name}'", f"expected a value (cost(..., {name}=...)), got none", e)
+            _fail(op, "cost", f"expected inputs that give {name} (the {key} formula reads it), got too few dims", e)
+    return out
 
 
 def target_name(op: Op, backend: str | None) -> str:
@@ -288,14 +370,21 @@ def _check_backend(op: Op, backend: str | None, arrays: list) -> None:
 
 def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
     """Checks a call against the spec and binds the op's primitive (opspec/_primitive.py)."""
-    from opspec import _primitive
-
-    # NumPy arrays and Python scalars become JAX arrays first, so the dtype checked is the
-    # one the handler will see (float64 turns float32 unless jax_enable_x64 is set).
-    arrays = [x if isinstance(x, (jax.Array, Tracer)) else jnp.asarray(x) for x in args]
-    _check_backend(op, backend, arrays)
-    _check_inputs(op, tuple(arrays))
-    results = _primitive.bind(op, arrays, _convert_attrs(op, attrs), backend)
+    try:
+        arrays = [_as_array(op, spec, x) for spec, x in zip(op.inputs, args)]
+        _check_backend(op, backend, arrays)
+        _check_inputs(op, tuple(arrays))
+        results = _primitive.bind(op, arrays, _convert_attrs(op, attrs), backend)
+    except ImportError as e:
+        # At interpreter shutdown (sys.meta_path is None) JAX's and NumPy's own lazy
+        # imports fail; say which op could not run instead of a bare ImportError.
+        if sys.meta_path is not None or isinstance(e, ShutdownError):
+            raise
+        raise ShutdownError(
+            f"{op.package}.ops.{op.name}: cannot run while the Python interpreter shuts down "
+            f"(JAX can no longer import what the call needs: {e}); call it before exit, "
+            "from an atexit handler for instance"
+        ) from None
     return results[0] if len(results) == 1 else tuple(results)
 
 

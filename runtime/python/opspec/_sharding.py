@@ -41,6 +41,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from opspec import _primitive, _runtime  # modules: _primitive imports this one
 from opspec._jax_private import ShapedArray, custom_partitioning, lowering_axis_context
 
 
@@ -222,8 +223,6 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
     devices = _devices(ctx)
     if devices <= 1:
         return body
-    from opspec import _primitive, _runtime
-
     op = params["op"]
     r = rule(
         op,

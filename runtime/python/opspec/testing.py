@@ -94,7 +94,10 @@ def op_record(op: Any) -> Op:
     module = sys.modules.get(getattr(op, "__module__", ""), None)
     record = getattr(module, f"_op_{getattr(op, '__name__', '')}", None)
     if not isinstance(record, Op):
-        raise TypeError(f"{op!r} is not an opspec op (no record _op_<name> in its module)")
+        raise TypeError(
+            f"expected an op function (opspec.ops.<name>, or a package's) or an opspec._runtime.Op, "
+            f"got {_runtime._shown(op)} (no record _op_<name> in its module)"
+        )
     package = op.__module__.rsplit(".", 1)[0]
     return record if record.package == package else dataclasses.replace(record, package=package)
 
@@ -228,9 +231,17 @@ class _Checker:
         self.record = op_record(op)
         self.fn = _function(op, self.record)
         self.attrs = {**_defaults(self.fn), **attrs}
-        missing = [a.name for a in self.record.attrs if a.name not in self.attrs]
-        if missing:
-            raise TypeError(f"{self.record.package}.ops.{self.record.name}: give attribute(s) {', '.join(missing)}")
+        names = [a.name for a in self.record.attrs]
+        for name in self.attrs:
+            if name not in names:
+                want = f"one of {', '.join(names)}" if names else "none (the op has no attributes)"
+                _runtime._fail(self.record, f"attribute '{name}'", f"expected {want}, got {name}={self.attrs[name]!r}")
+        for name in names:
+            if name not in self.attrs:
+                _runtime._fail(
+                    self.record, f"attribute '{name}'", f"expected a value (check_op(..., {name}=...)), got none"
+                )
+        _runtime._convert_attrs(self.record, self.attrs)  # an OpError for a bad value, before any use
         self.rng = np.random.default_rng(options["seed"])
         self.make_args = options["make_args"]
         self.rtol, self.atol = options["rtol"], options["atol"]
@@ -240,11 +251,12 @@ class _Checker:
         if not args:
             args = tuple(self.make_args(self.rng)) if self.make_args else self.random_args(self.default_sizes(), None)
         if len(args) != len(self.record.inputs):
-            raise TypeError(f"{self.report.op} takes {len(self.record.inputs)} inputs, got {len(args)} arguments")
+            _runtime._fail(
+                self.record, "inputs", f"expected {len(self.record.inputs)} inputs, got {len(args)} arguments"
+            )
+        arrays = tuple(_runtime._as_array(self.record, spec, a) for spec, a in zip(self.record.inputs, args))
+        self.dtypes, self.symbols, self.ellipsis = _runtime._check_inputs(self.record, arrays)
         self.args = tuple(np.asarray(a) for a in args)
-        self.dtypes, self.symbols, self.ellipsis = _runtime._check_inputs(
-            self.record, tuple(map(jnp.asarray, self.args))
-        )
 
     # ---- arguments ----------------------------------------------------------------------
 
