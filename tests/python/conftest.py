@@ -54,6 +54,18 @@ def reading_package(tmp_path_factory):
 
 
 @pytest.fixture
+def checks_off():
+    """Data checks off (opspec.set_checks(False)) for one test, back on after it."""
+    import opspec
+
+    opspec.set_checks(False)
+    try:
+        yield
+    finally:
+        opspec.set_checks(True)
+
+
+@pytest.fixture
 def rng(request):
     # Fresh data every run; the seed is printed on failure so a run can be replayed.
     seed = int.from_bytes(os.urandom(4), "little")

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import opspec
 from opspec import ops
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -64,15 +63,6 @@ def expected_error(op, indices, indptr, n, rows_read):
         rf"opspec {op}: input 'indices'\[{first}\] = {indices[first]} is out of range: "
         rf"expected 0 <= value <= n - 1 = {n - 1}"
     )
-
-
-@pytest.fixture
-def checks_off():
-    opspec.set_checks(False)
-    try:
-        yield
-    finally:
-        opspec.set_checks(True)
 
 
 ROWS, COLS = 9, 7

@@ -39,15 +39,6 @@ def error_of(backend, *args):
     return None
 
 
-@pytest.fixture
-def checks_off():
-    opspec.set_checks(False)
-    try:
-        yield
-    finally:
-        opspec.set_checks(True)
-
-
 def test_good_data_matches_scipy(rng):
     for rows, cols in [(1, 1), (ROWS, COLS), (300, 200)]:
         data, indices, indptr, m = csr(rng, rows, cols)
