@@ -34,7 +34,7 @@ typedef struct og_dtype_row {
 } og_dtype_row;
 
 static const og_dtype_row og_dtype_rows[] = {
-#define OG_DTYPE_ROW(name, ctype, cutype, xla, np) {#name, #ctype, np},
+#define OG_DTYPE_ROW(name, ctype, cutype, xla, np, integer) {#name, #ctype, np},
     OPSPEC_DTYPES(OG_DTYPE_ROW)
 #undef OG_DTYPE_ROW
 };

@@ -30,7 +30,7 @@ const char *const og_vmap_names[OG_VMAP_NMETHODS] = {
 };
 
 static const char *const og_dtype_names[] = {
-#define OG_DTYPE_NAME(name, ctype, cutype, xla, np) #name,
+#define OG_DTYPE_NAME(name, ctype, cutype, xla, np, integer) #name,
     OPSPEC_DTYPES(OG_DTYPE_NAME)
 #undef OG_DTYPE_NAME
 };

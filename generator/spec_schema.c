@@ -25,7 +25,7 @@ static const char og_schema_probe[] =
     "  - {name: k, body: ';'}\n";
 
 static const char *const og_schema_dtypes[] = {
-#define OG_SCHEMA_DTYPE(name, ctype, cutype, xla, np) #name,
+#define OG_SCHEMA_DTYPE(name, ctype, cutype, xla, np, integer) #name,
     OPSPEC_DTYPES(OG_SCHEMA_DTYPE)
 #undef OG_SCHEMA_DTYPE
 };

@@ -12,7 +12,7 @@
 
 const char *opspec_dtype_name(int32_t dtype) {
   switch (dtype) {
-#define OPSPEC_DTYPE_CASE(name, ctype, cutype, xla, np) \
+#define OPSPEC_DTYPE_CASE(name, ctype, cutype, xla, np, integer) \
   case xla:                                             \
     return #name;
     OPSPEC_DTYPES(OPSPEC_DTYPE_CASE)
@@ -24,7 +24,7 @@ const char *opspec_dtype_name(int32_t dtype) {
 
 size_t opspec_dtype_size(int32_t dtype) {
   switch (dtype) {
-#define OPSPEC_DTYPE_SIZE(name, ctype, cutype, xla, np) \
+#define OPSPEC_DTYPE_SIZE(name, ctype, cutype, xla, np, integer) \
   case xla:                                             \
     return sizeof(ctype);
     OPSPEC_DTYPES(OPSPEC_DTYPE_SIZE)

@@ -4,7 +4,10 @@
  * generator (spec validation, C type names), the runtime (XLA_FFI_DataType checks) and
  * the Python stubs (NumPy names, written by the generator) can never drift apart.
  *
- *   X(name,     C type,    CUDA type, XLA_FFI_DataType value, NumPy dtype name)
+ *   X(name, C type, CUDA type, XLA_FFI_DataType value, NumPy dtype name, integer)
+ *
+ * `integer` is 1 for the signed and unsigned integer dtypes (not bool): the dtypes whose
+ * contents a `check:` bounds, in the generator's checker and the runtime's scans alike.
  *
  * The XLA values are those of xla::PrimitiveType (see xla/ffi/api/c_api.h); they are
  * spelled as numbers so the generator does not need the jaxlib header to build.
@@ -80,27 +83,40 @@ typedef struct opspec_bfloat16 {
 
 /* A table, aligned by hand. */
 /* clang-format off */
-#define OPSPEC_DTYPES(X)                                         \
-  X(bool,     bool,            bool,            1,  "bool")      \
-  X(int8,     int8_t,          int8_t,          2,  "int8")      \
-  X(int16,    int16_t,         int16_t,         3,  "int16")     \
-  X(int32,    int32_t,         int32_t,         4,  "int32")     \
-  X(int64,    int64_t,         int64_t,         5,  "int64")     \
-  X(uint8,    uint8_t,         uint8_t,         6,  "uint8")     \
-  X(uint16,   uint16_t,        uint16_t,        7,  "uint16")    \
-  X(uint32,   uint32_t,        uint32_t,        8,  "uint32")    \
-  X(uint64,   uint64_t,        uint64_t,        9,  "uint64")    \
-  X(float16,  opspec_float16,  opspec_float16,  10, "float16")   \
-  X(float32,  float,           float,           11, "float32")   \
-  X(float64,  double,          double,          12, "float64")   \
-  X(bfloat16, opspec_bfloat16, opspec_bfloat16, 16, "bfloat16")
+#define OPSPEC_DTYPES(X)                                             \
+  X(bool,     bool,            bool,            1,  "bool",     0)  \
+  X(int8,     int8_t,          int8_t,          2,  "int8",     1)  \
+  X(int16,    int16_t,         int16_t,         3,  "int16",    1)  \
+  X(int32,    int32_t,         int32_t,         4,  "int32",    1)  \
+  X(int64,    int64_t,         int64_t,         5,  "int64",    1)  \
+  X(uint8,    uint8_t,         uint8_t,         6,  "uint8",    1)  \
+  X(uint16,   uint16_t,        uint16_t,        7,  "uint16",   1)  \
+  X(uint32,   uint32_t,        uint32_t,        8,  "uint32",   1)  \
+  X(uint64,   uint64_t,        uint64_t,        9,  "uint64",   1)  \
+  X(float16,  opspec_float16,  opspec_float16,  10, "float16",  0)  \
+  X(float32,  float,           float,           11, "float32",  0)  \
+  X(float64,  double,          double,          12, "float64",  0)  \
+  X(bfloat16, opspec_bfloat16, opspec_bfloat16, 16, "bfloat16", 0)
 /* clang-format on */
 
 /* Symbolic names for the XLA dtype codes, for hand-written code. */
 enum opspec_dtype {
-#define OPSPEC_DTYPE_ENUM(name, ctype, cutype, xla, np) OPSPEC_DT_##name = xla,
+#define OPSPEC_DTYPE_ENUM(name, ctype, cutype, xla, np, integer) OPSPEC_DT_##name = xla,
   OPSPEC_DTYPES(OPSPEC_DTYPE_ENUM)
 #undef OPSPEC_DTYPE_ENUM
 };
+
+/* Whether an XLA dtype code is one of the integer dtypes (the table's last column). */
+static inline int opspec_dtype_is_integer(int32_t xla) {
+  switch (xla) {
+#define OPSPEC_DTYPE_INTEGER(name, ctype, cutype, xla_code, np, integer) \
+  case xla_code:                                                          \
+    return integer;
+    OPSPEC_DTYPES(OPSPEC_DTYPE_INTEGER)
+#undef OPSPEC_DTYPE_INTEGER
+    default:
+      return 0;
+  }
+}
 
 #endif /* OPSPEC_DTYPES_H */
