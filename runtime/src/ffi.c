@@ -399,6 +399,46 @@ static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
   }
 }
 
+/* For each of the op's attributes, in table order, the call's (`at`): XLA passes
+ * attributes sorted by name, as the table is, so a good call matches one for one once
+ * opspec_kernel, which the op's table does not hold, is skipped by its name. False
+ * where they do not match. */
+static bool opspec_match_attrs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t *at) {
+  int32_t i = 0;
+  for (int64_t j = 0; j < cf->attrs.size; ++j) {
+    if (opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR)) continue;
+    if (i == op->nattrs || !opspec_name_is(cf->attrs.names[j], op->attrs[i].name)) return false;
+    at[i++] = j;
+  }
+  return i == op->nattrs;
+}
+
+/* Checks the fingerprint, if the call has one, then binds the op's attributes: each a
+ * scalar of its dtype. A call whose names do not match is reported by name. */
+static XLA_FFI_Error *opspec_bind_attrs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
+  const int64_t kernel = opspec_find_kernel_attr(cf);
+  XLA_FFI_Error *err = kernel >= 0 ? opspec_check_fingerprint(cf, op, kernel) : NULL;
+  if (err) return err;
+  int64_t at[OPSPEC_MAX_ATTRS];
+  if (!opspec_match_attrs(cf, op, at)) return opspec_attr_mismatch(cf, op); /* nattrs <= OPSPEC_MAX_ATTRS: the loader caps it */
+  for (int32_t i = 0; i < op->nattrs; ++i) {
+    const opspec_attr_desc *want = &op->attrs[i];
+    const int64_t j = at[i];
+    char got[64];
+    if (cf->attrs.types[j] != XLA_FFI_AttrType_SCALAR)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
+                          opspec_attr_type_label(cf->attrs.types[j]));
+    const XLA_FFI_Scalar *s = cf->attrs.attrs[j];
+    if ((int32_t)s->dtype != want->dtype)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
+                          want->name, opspec_dtype_name(want->dtype),
+                          opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
+    b->attrs[i] = s->value;
+  }
+  return NULL;
+}
+
 XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
     return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op->name,
@@ -433,33 +473,7 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     b->variant = b->variant * op->types[t].nchoices + choice;
   }
 
-  /* XLA passes attributes sorted by name, as the table is, so a good call matches one
-   * for one, opspec_kernel (the fingerprint) aside; anything else is reported by name. */
-  const int64_t kernel = opspec_find_kernel_attr(cf);
-  if (kernel >= 0) {
-    XLA_FFI_Error *err = opspec_check_fingerprint(cf, op, kernel);
-    if (err) return err;
-  }
-  bool match = cf->attrs.size - (kernel >= 0) == op->nattrs;
-  for (int32_t i = 0; i < op->nattrs && match; ++i)
-    match = opspec_name_is(cf->attrs.names[i + (kernel >= 0 && i >= kernel)], op->attrs[i].name);
-  if (!match) return opspec_attr_mismatch(cf, op);
-  for (int32_t i = 0; i < op->nattrs; ++i) {
-    const opspec_attr_desc *want = &op->attrs[i];
-    const int64_t j = i + (kernel >= 0 && i >= kernel); /* the call's attribute */
-    char got[64];
-    if (cf->attrs.types[j] != XLA_FFI_AttrType_SCALAR)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
-                          opspec_attr_type_label(cf->attrs.types[j]));
-    const XLA_FFI_Scalar *s = cf->attrs.attrs[j];
-    if ((int32_t)s->dtype != want->dtype)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
-                          want->name, opspec_dtype_name(want->dtype),
-                          opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
-    b->attrs[i] = s->value;
-  }
-  return NULL;
+  return opspec_bind_attrs(cf, op, b);
 }
 
 XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *b,
