@@ -51,30 +51,14 @@ extern "C" int OPSPEC_CHECK_FN(first_bad)(void *stream_handle, void *slot, const
   cudaError_t err = cudaMemsetAsync(device_first, 0xff, sizeof host_first, stream);  // ULLONG_MAX: none
   if (err != cudaSuccess) return (int)err;
   switch (dtype) {
-    case OPSPEC_DT_int8:
-      err = opspec_check_launch<int8_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int16:
-      err = opspec_check_launch<int16_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int32:
-      err = opspec_check_launch<int32_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int64:
-      err = opspec_check_launch<int64_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint8:
-      err = opspec_check_launch<uint8_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint16:
-      err = opspec_check_launch<uint16_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint32:
-      err = opspec_check_launch<uint32_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint64:
-      err = opspec_check_launch<uint64_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
+    // One instantiation per integer row of the dtype table.
+#define OPSPEC_CHECK_CASE(name, ctype, cutype, xla, np, integer)                     \
+  OPSPEC_IF_INTEGER(integer, case xla                                                \
+                    : err = opspec_check_launch<cutype>(data, count, lo, hi, sorted, \
+                                                        device_first, stream);       \
+                    break;)
+    OPSPEC_DTYPES(OPSPEC_CHECK_CASE)
+#undef OPSPEC_CHECK_CASE
     default:
       return (int)cudaErrorInvalidValue;  // opspec_check_values takes integer dtypes only
   }

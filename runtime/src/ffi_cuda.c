@@ -163,13 +163,13 @@ static int opspec_cuda_scan_to_host(opspec_device_scan *scan, void *dst, const v
 static XLA_FFI_Error *opspec_cuda_check(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                         const opspec_batch *batch, opspec_args_fn *check, opspec_cuda_scan *s) {
   XLA_FFI_Error *err = NULL;
+  XLA_FFI_CallFrame frame;
+  XLA_FFI_CallFrame *scanning = opspec_frame_with_scan(&frame, cf, &s->scan);
   s->scan.code = 0;
-  opspec_set_device_scan(&s->scan);
   for (int64_t b = 0; b < batch->count && !err && !s->scan.code; ++b) {
     if (batch->rank) opspec_batch_point(batch, op, args, b);
-    err = check(cf, args);
+    err = check(scanning, args);
   }
-  opspec_set_device_scan(NULL);
   if (!err && s->scan.code) err = opspec_cuda_error(cf, op->name, s->backend, "(content check)", s->scan.code);
   return err;
 }
