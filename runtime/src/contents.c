@@ -66,38 +66,43 @@ typedef struct opspec_int_type {
   uint64_t (*load)(const void *data, int64_t i);
 } opspec_int_type;
 
-#define OPSPEC_DEFINE_INT_TYPE(name, T, cutype, xla, np, integer)                                          \
-  OPSPEC_IF_INTEGER(                                                                                       \
-      integer,                                                                                             \
-      static int64_t opspec_scan_##name(const void *data, int64_t from, int64_t to, uint64_t lo_bits,      \
-                                        uint64_t hi_bits, bool sorted) {                                   \
-        const T *v = data, lo = (T)lo_bits, hi = (T)hi_bits;                                               \
-        for (int64_t start = from; start < to; start += OPSPEC_SCAN_BLOCK) {                               \
-          int64_t end = to - start < OPSPEC_SCAN_BLOCK ? to : start + OPSPEC_SCAN_BLOCK;                   \
-          int bad = 0;                                                                                     \
-          for (int64_t i = start; i < end; ++i) bad |= (v[i] < lo) | (v[i] > hi);                          \
-          if (sorted)                                                                                      \
-            for (int64_t i = start ? start : 1; i < end; ++i) bad |= v[i] < v[i - 1];                      \
-          if (!bad) continue;                                                                              \
-          for (int64_t i = start; i < end; ++i)                                                            \
-            if (v[i] < lo || v[i] > hi || (sorted && i > 0 && v[i] < v[i - 1])) return i;                  \
-        }                                                                                                  \
-        return -1;                                                                                         \
-      } static uint64_t opspec_load_##name(const void *data, int64_t i) { return (uint64_t)((const T *)data)[i]; })
-OPSPEC_DTYPES(OPSPEC_DEFINE_INT_TYPE)
+#define OPSPEC_DEFINE_INT_TYPE(name, T)                                                                             \
+  static int64_t opspec_scan_##name(const void *data, int64_t from, int64_t to, uint64_t lo_bits, uint64_t hi_bits, \
+                                    bool sorted) {                                                                  \
+    const T *v = data, lo = (T)lo_bits, hi = (T)hi_bits;                                                            \
+    for (int64_t start = from; start < to; start += OPSPEC_SCAN_BLOCK) {                                            \
+      int64_t end = to - start < OPSPEC_SCAN_BLOCK ? to : start + OPSPEC_SCAN_BLOCK;                                \
+      int bad = 0;                                                                                                  \
+      for (int64_t i = start; i < end; ++i) bad |= (v[i] < lo) | (v[i] > hi);                                       \
+      if (sorted)                                                                                                   \
+        for (int64_t i = start ? start : 1; i < end; ++i) bad |= v[i] < v[i - 1];                                   \
+      if (!bad) continue;                                                                                           \
+      for (int64_t i = start; i < end; ++i)                                                                         \
+        if (v[i] < lo || v[i] > hi || (sorted && i > 0 && v[i] < v[i - 1])) return i;                               \
+    }                                                                                                               \
+    return -1;                                                                                                      \
+  }                                                                                                                 \
+  static uint64_t opspec_load_##name(const void *data, int64_t i) { return (uint64_t)((const T *)data)[i]; }
+#define OPSPEC_INT_TYPE_ROW(name, T, cutype, xla, np, integer) \
+  OPSPEC_IF_INTEGER(integer, OPSPEC_DEFINE_INT_TYPE(name, T))
+OPSPEC_DTYPES(OPSPEC_INT_TYPE_ROW)
+#undef OPSPEC_INT_TYPE_ROW
 #undef OPSPEC_DEFINE_INT_TYPE
 
 /* The integer dtype's entry; all NULL for any other dtype. */
 static opspec_int_type opspec_int_type_of(int32_t dtype) {
+#define OPSPEC_INT_TYPE_OF(name, T, xla) \
+  case xla:                              \
+    return (opspec_int_type){OPSPEC_TYPE_MIN(T), OPSPEC_TYPE_MAX(T), opspec_scan_##name, opspec_load_##name};
+#define OPSPEC_INT_TYPE_ROW(name, T, cutype, xla, np, integer) \
+  OPSPEC_IF_INTEGER(integer, OPSPEC_INT_TYPE_OF(name, T, xla))
   switch (dtype) {
-#define OPSPEC_INT_TYPE_CASE(name, T, cutype, xla, np, integer) \
-  OPSPEC_IF_INTEGER(integer, case xla                           \
-                    : return (opspec_int_type){OPSPEC_TYPE_MIN(T), OPSPEC_TYPE_MAX(T), opspec_scan_##name, opspec_load_##name};)
-    OPSPEC_DTYPES(OPSPEC_INT_TYPE_CASE)
-#undef OPSPEC_INT_TYPE_CASE
+    OPSPEC_DTYPES(OPSPEC_INT_TYPE_ROW)
     default:
       return (opspec_int_type){0, 0, NULL, NULL};
   }
+#undef OPSPEC_INT_TYPE_ROW
+#undef OPSPEC_INT_TYPE_OF
 }
 
 /* The check's bounds as values of the type (converted to uint64, as the scans take
@@ -217,8 +222,7 @@ static int64_t opspec_first_bad(XLA_FFI_CallFrame *cf, const opspec_input_scan *
 
 /* Element i, and the one before it where i > 0, widened for the message; from a device,
  * those two copied back first. False when that copy failed (device->code says why). */
-static bool opspec_values_at(const opspec_input_scan *s, int64_t i, opspec_int_value *value,
-                             opspec_int_value *before) {
+static bool opspec_values_at(const opspec_input_scan *s, int64_t i, opspec_int_value *value, opspec_int_value *before) {
   const void *values = s->data;
   int64_t at = i;
   uint64_t copied[2]; /* room for two elements of any integer dtype */

@@ -40,6 +40,14 @@ static cudaError_t opspec_check_launch(const void *data, int64_t count, uint64_t
   return err != cudaSuccess ? err : last;
 }
 
+// first_bad's cases: one instantiation per integer row of the dtype table.
+#define OPSPEC_CHECK_LAUNCH(T, xla)                                                  \
+  case xla:                                                                          \
+    err = opspec_check_launch<T>(data, count, lo, hi, sorted, device_first, stream); \
+    break;
+#define OPSPEC_CHECK_ROW(name, ctype, cutype, xla, np, integer) \
+  OPSPEC_IF_INTEGER(integer, OPSPEC_CHECK_LAUNCH(cutype, xla))
+
 // opspec_cuda_backend.first_bad: the check kernel on `stream`, its result in the device's
 // `slot` (8 bytes), copied back after a synchronisation.
 extern "C" int OPSPEC_CHECK_FN(first_bad)(void *stream_handle, void *slot, const void *data, int32_t dtype,
@@ -51,17 +59,12 @@ extern "C" int OPSPEC_CHECK_FN(first_bad)(void *stream_handle, void *slot, const
   cudaError_t err = cudaMemsetAsync(device_first, 0xff, sizeof host_first, stream);  // ULLONG_MAX: none
   if (err != cudaSuccess) return (int)err;
   switch (dtype) {
-    // One instantiation per integer row of the dtype table.
-#define OPSPEC_CHECK_CASE(name, ctype, cutype, xla, np, integer)                     \
-  OPSPEC_IF_INTEGER(integer, case xla                                                \
-                    : err = opspec_check_launch<cutype>(data, count, lo, hi, sorted, \
-                                                        device_first, stream);       \
-                    break;)
-    OPSPEC_DTYPES(OPSPEC_CHECK_CASE)
-#undef OPSPEC_CHECK_CASE
+    OPSPEC_DTYPES(OPSPEC_CHECK_ROW)
     default:
       return (int)cudaErrorInvalidValue;  // opspec_check_values takes integer dtypes only
   }
+#undef OPSPEC_CHECK_ROW
+#undef OPSPEC_CHECK_LAUNCH
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(&host_first, device_first, sizeof host_first, cudaMemcpyDeviceToHost, stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
