@@ -53,70 +53,21 @@ XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const op
                       kernel ? kernel : "?", backend->error_string(code), code);
 }
 
-/* ---- the one path ------------------------------------------------------------------- */
-
-/* Whether [data, data + bytes) overlaps an input: an output XLA aliased to its input. */
-static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opspec_bound *bound, const void *data,
-                                size_t bytes) {
-  const char *lo = data, *hi = lo + bytes;
-  for (int32_t i = 0; i < op->ninputs; ++i) {
-    const opspec_array *in = opspec_array_at(args, op->inputs[i].offset);
-    const char *in_lo = in->data, *in_hi = in_lo + (size_t)in->size * opspec_elem_size(&op->inputs[i], bound);
-    if (lo < in_hi && in_lo < hi) return true;
-  }
-  return false;
-}
-
-/* Allocates scratch, launches, frees: everything that runs with the call's device
- * current. `batch` NULL: one element; otherwise the whole batch in one launch per kernel
- * (op->cuda_batch_grid), whose outputs are every element's. */
-static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                                           const opspec_batch *batch, const opspec_cuda_backend *backend,
-                                           opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
-  void *stream = NULL;
-  XLA_FFI_Error *err = backend->stream(cf, op->name, device, &stream);
-  if (err) return err;
-  size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
-  for (int32_t i = 0; i < op->noutputs; ++i) {
-    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
-                                   opspec_array_at(args, op->outputs[i].offset)->size,
-                                   opspec_elem_size(&op->outputs[i], bound), &output_bytes[i])))
-      return err;
-    /* An output has every batch dim, outermost, and element 0 at its start: the whole
-     * buffer, which XLA allocated, so the product fits. */
-    if (batch) output_bytes[i] *= (size_t)batch->count;
-  }
-  int32_t allocated = 0;
-  for (; allocated < op->nscratch; ++allocated) {
-    const opspec_array_desc *desc = &op->scratch[allocated];
-    opspec_array *a = opspec_array_at(args, desc->offset);
-    if ((err = opspec_buffer_bytes(cf, op->name, "scratch", desc->name, a->size, opspec_elem_size(desc, bound),
-                                   &scratch_bytes[allocated])) ||
-        (err = backend->alloc(cf, op->name, desc->name, scratch_bytes[allocated], &a->data)))
-      break;
-  }
-  if (!err && backend->fresh_output)
-    for (int32_t i = 0; i < op->noutputs; ++i)
-      if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
-        backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
-  const char *failed_kernel = NULL;
-  int code = err ? 0 : launch(args, batch, bound->variant, stream, output_bytes, &failed_kernel);
-  /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
-  for (int32_t i = 0; i < allocated; ++i)
-    backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
-  if (err) return err;
-  if (code) return opspec_cuda_error(cf, op->name, backend, failed_kernel, code);
-  return NULL;
-}
-
 /* ---- the inputs' checks on the device ------------------------------------------------ */
+
+/* The device memory of a call's checks: the check kernel's result, then the flag
+ * opspec_reject() sets. */
+#define OPSPEC_CHECKS_BYTES 16
+#define OPSPEC_CHECKS_FLAG  8
 
 /* opspec_check_values' way to the device for one call (opspec_device_scan): the backend's
  * check kernel on the call's stream, with its result in `slot`. */
 typedef struct opspec_cuda_scan {
   opspec_device_scan scan; /* first: the callbacks get a pointer to it */
   const opspec_cuda_backend *backend;
-  void *stream, *slot;
+  void *stream;
+  void *slot; /* OPSPEC_CHECKS_BYTES of device memory, or NULL: the call checks nothing */
+  int *flag;  /* in `slot`, where the op has in_kernel checks; NULL otherwise */
   /* Scans this call found good: an input a batched call shares between its elements
    * (vmap over x only: csr_matvec's indptr) is scanned once, not once per element,
    * each scan costing a synchronisation. */
@@ -174,6 +125,24 @@ static XLA_FFI_Error *opspec_cuda_check(XLA_FFI_CallFrame *cf, const opspec_op_d
   return err;
 }
 
+/* The checks before the kernels, as on CPU: `contents` scans while checks are on; the
+ * in_kernel inputs are left to the body, which sets a flag in device memory (cleared
+ * here) as it reads them. Each scan waits for the stream. */
+static XLA_FFI_Error *opspec_cuda_checks_before(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                                const opspec_batch *batch, int device, opspec_cuda_scan *s) {
+  const opspec_cuda_backend *backend = s->backend;
+  const bool scan_first = op->contents && opspec_checks_enabled();
+  if (!scan_first && !op->kernel_checked) return NULL;
+  XLA_FFI_Error *err = backend->stream(cf, op->name, device, &s->stream);
+  if (!err) err = backend->alloc(cf, op->name, "(content checks)", OPSPEC_CHECKS_BYTES, &s->slot);
+  if (!err && scan_first) err = opspec_cuda_check(cf, op, args, batch, op->contents, s);
+  if (err || !op->kernel_checked) return err;
+  s->flag = (int *)(void *)((char *)s->slot + OPSPEC_CHECKS_FLAG);
+  memcpy((char *)args + op->rejected_at, &s->flag, sizeof s->flag);
+  const int code = backend->zero(s->stream, s->flag, sizeof *s->flag);
+  return code ? opspec_cuda_error(cf, op->name, backend, "(clear the rejection flag)", code) : NULL;
+}
+
 /* After kernels that called opspec_reject(): as on CPU (opspec_rejection in handler.c,
  * whose messages these are), the in_kernel checks name the first bad position, or say
  * that checks are off, or that the body rejected what the check allows. The outputs
@@ -191,15 +160,119 @@ static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_
                       "body rejects what the spec's check allows");
 }
 
-/* The device memory of a call's checks: the check kernel's result, then the flag
- * opspec_reject() sets. */
-#define OPSPEC_CHECKS_BYTES 16
-#define OPSPEC_CHECKS_FLAG  8
+/* The checks after the kernels: the rejection flag read back (a wait for the stream),
+ * and only if the body set it, the in_kernel inputs scanned. */
+static XLA_FFI_Error *opspec_cuda_checks_after(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                               const opspec_batch *batch, opspec_cuda_scan *s) {
+  if (!s->flag) return NULL;
+  int rejected = 0;
+  const int code = s->backend->to_host(s->stream, &rejected, s->flag, sizeof rejected);
+  if (code) return opspec_cuda_error(cf, op->name, s->backend, "(read the rejection flag)", code);
+  return rejected ? opspec_cuda_rejection(cf, op, args, batch, s) : NULL;
+}
+
+/* ---- the one path ------------------------------------------------------------------- */
+
+/* Whether [data, data + bytes) overlaps an input: an output XLA aliased to its input. */
+static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opspec_bound *bound, const void *data,
+                                size_t bytes) {
+  const char *lo = data, *hi = lo + bytes;
+  for (int32_t i = 0; i < op->ninputs; ++i) {
+    const opspec_array *in = opspec_array_at(args, op->inputs[i].offset);
+    const char *in_lo = in->data, *in_hi = in_lo + (size_t)in->size * opspec_elem_size(&op->inputs[i], bound);
+    if (lo < in_hi && in_lo < hi) return true;
+  }
+  return false;
+}
+
+/* Allocates scratch, launches, frees: everything that runs with the call's device
+ * current. `batch` NULL: one element; otherwise the whole batch in one launch per kernel
+ * (op->cuda_batch_grid), whose outputs are every element's. */
+static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                           const opspec_batch *batch, const opspec_cuda_backend *backend,
+                                           opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
+  void *stream = NULL;
+  XLA_FFI_Error *err = backend->stream(cf, op->name, device, &stream);
+  if (err) return err;
+  size_t output_bytes[OPSPEC_MAX_OUTPUTS], scratch_bytes[OPSPEC_MAX_SCRATCH];
+  for (int32_t i = 0; i < op->noutputs; ++i) {
+    if ((err = opspec_buffer_bytes(cf, op->name, "output", op->outputs[i].name,
+                                   opspec_array_at(args, op->outputs[i].offset)->size,
+                                   opspec_elem_size(&op->outputs[i], bound), &output_bytes[i])))
+      return err;
+    /* An output has every batch dim, outermost, and element 0 at its start: the whole
+     * buffer, which XLA allocated, so the product fits. */
+    if (batch) output_bytes[i] *= (size_t)batch->count;
+  }
+  int32_t allocated = 0;
+  for (; allocated < op->nscratch; ++allocated) {
+    const opspec_array_desc *desc = &op->scratch[allocated];
+    opspec_array *a = opspec_array_at(args, desc->offset);
+    if ((err = opspec_buffer_bytes(cf, op->name, "scratch", desc->name, a->size, opspec_elem_size(desc, bound),
+                                   &scratch_bytes[allocated])) ||
+        (err = backend->alloc(cf, op->name, desc->name, scratch_bytes[allocated], &a->data)))
+      break;
+  }
+  if (!err && backend->fresh_output)
+    for (int32_t i = 0; i < op->noutputs; ++i)
+      if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
+        backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
+  const char *failed_kernel = NULL;
+  int code = err ? 0 : launch(args, batch, bound->variant, stream, output_bytes, &failed_kernel);
+  /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
+  for (int32_t i = 0; i < allocated; ++i)
+    backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
+  if (err) return err;
+  if (code) return opspec_cuda_error(cf, op->name, backend, failed_kernel, code);
+  return NULL;
+}
+
+/* Every element's launches: the portable kernel takes a native batch along the grid's z,
+ * in one launch; raw `cuda:` kernels see one element, so each element's launches run in
+ * turn, on the one stream. */
+static XLA_FFI_Error *opspec_launch_batch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                          const opspec_batch *batch, const opspec_cuda_backend *backend,
+                                          opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
+  if (batch->rank && op->cuda_batch_grid && batch->count > 0) {
+    opspec_batch_point(batch, op, args, 0);
+    return opspec_run_on_device(cf, op, args, batch, backend, launch, bound, device);
+  }
+  XLA_FFI_Error *err = NULL;
+  for (int64_t b = 0; b < batch->count && !err; ++b) {
+    if (batch->rank) opspec_batch_point(batch, op, args, b);
+    err = opspec_run_on_device(cf, op, args, NULL, backend, launch, bound, device);
+  }
+  return err;
+}
+
+/* The extension has its own CUDA runtime, whose current device is its own: makes it the
+ * one XLA runs this call on (whose stream XLA hands us), remembering the one that was
+ * current in `previous`, since the host thread is XLA's. */
+static XLA_FFI_Error *opspec_enter_device(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                          int *device, int *previous) {
+  XLA_FFI_Error *err = opspec_cuda_device_ordinal(cf, op, backend, device);
+  if (err) return err;
+  int code = backend->get_device(previous);
+  if (code) return opspec_cuda_error(cf, op, backend, "(get device)", code);
+  if (*device != *previous && (code = backend->set_device(*device)))
+    return opspec_cuda_error(cf, op, backend, "(set device)", code);
+  return NULL;
+}
+
+/* Puts the previous device back; returns `err`, the call's outcome, or else the failure
+ * to restore. */
+static XLA_FFI_Error *opspec_leave_device(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                          int device, int previous, XLA_FFI_Error *err) {
+  int code = 0;
+  if (device != previous && (code = backend->set_device(previous)) && !err)
+    return opspec_cuda_error(cf, op, backend, "(restore device)", code);
+  return err;
+}
 
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
-  /* A handler that waits for the device (the checks below) cannot be replayed from a
-   * CUDA graph: XLA must call it each time. Without checks it only enqueues work. */
+  /* A handler that waits for the device (the checks) cannot be replayed from a CUDA
+   * graph: XLA must call it each time. Without checks it only enqueues work. */
   const bool has_checks = op->contents || op->kernel_checked;
   if (opspec_metadata_query(cf, has_checks ? 0 : XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
   opspec_batch batch;
@@ -208,58 +281,15 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
   if (err || (err = opspec_decode(call, op, args, &bound)) || (err = opspec_check_overlap(cf, op))) return err;
   if (op->cuda && (err = op->cuda(call, args))) return err;
-  /* The extension has its own CUDA runtime, whose current device is its own: make it the
-   * one XLA runs this call on (whose stream XLA hands us), and put it back after, since
-   * the host thread is XLA's. */
-  int device = 0, previous = 0, code;
-  if ((err = opspec_cuda_device_ordinal(cf, op->name, backend, &device))) return err;
-  if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
-  if (device != previous && (code = backend->set_device(device)))
-    return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
-  /* The inputs' checks, as on CPU: `contents` scans before the kernels while checks are
-   * on; the body checks the in_kernel inputs as it reads them, setting a flag in device
-   * memory, read back after the kernels, and only a rejection scans them. Each scan and
-   * the flag's read wait for the stream. */
+  int device = 0, previous = 0;
+  if ((err = opspec_enter_device(cf, op->name, backend, &device, &previous))) return err;
   opspec_cuda_scan scan = {.scan = {.first_bad = opspec_cuda_scan_first_bad, .to_host = opspec_cuda_scan_to_host},
                            .backend = backend};
-  int *flag = NULL;
-  const bool scan_first = op->contents && opspec_checks_enabled();
-  if (scan_first || op->kernel_checked) {
-    if (!(err = backend->stream(call, op->name, device, &scan.stream)))
-      err = backend->alloc(call, op->name, "(content checks)", OPSPEC_CHECKS_BYTES, &scan.slot);
-    if (!err && scan_first) err = opspec_cuda_check(call, op, args, &batch, op->contents, &scan);
-    if (!err && op->kernel_checked) {
-      flag = (int *)(void *)((char *)scan.slot + OPSPEC_CHECKS_FLAG);
-      memcpy((char *)args + op->rejected_at, &flag, sizeof flag);
-      if ((code = backend->zero(scan.stream, flag, sizeof *flag)))
-        err = opspec_cuda_error(call, op->name, backend, "(clear the rejection flag)", code);
-    }
-  }
-  if (err) {
-    /* nothing launched */
-  } else if (batch.rank && op->cuda_batch_grid && batch.count > 0) {
-    /* The portable kernel takes the batch along the grid's z: one launch. */
-    opspec_batch_point(&batch, op, args, 0);
-    err = opspec_run_on_device(call, op, args, &batch, backend, launch, &bound, device);
-  } else {
-    /* Raw `cuda:` kernels see one element: each element's launches in turn, on the one
-     * stream. */
-    for (int64_t b = 0; b < batch.count && !err; ++b) {
-      if (batch.rank) opspec_batch_point(&batch, op, args, b);
-      err = opspec_run_on_device(call, op, args, NULL, backend, launch, &bound, device);
-    }
-  }
-  if (!err && flag) {
-    int rejected = 0;
-    if ((code = backend->to_host(scan.stream, &rejected, flag, sizeof rejected)))
-      err = opspec_cuda_error(call, op->name, backend, "(read the rejection flag)", code);
-    else if (rejected)
-      err = opspec_cuda_rejection(call, op, args, &batch, &scan);
-  }
+  if (!(err = opspec_cuda_checks_before(call, op, args, &batch, device, &scan)) &&
+      !(err = opspec_launch_batch(call, op, args, &batch, backend, launch, &bound, device)))
+    err = opspec_cuda_checks_after(call, op, args, &batch, &scan);
   backend->free(call, OPSPEC_CHECKS_BYTES, scan.slot); /* after the last use: the stream waited */
-  if (device != previous && (code = backend->set_device(previous)) && !err)
-    err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);
-  return err;
+  return opspec_leave_device(cf, op->name, backend, device, previous, err);
 }
 
 /* ---- a GPU -------------------------------------------------------------------------- */
