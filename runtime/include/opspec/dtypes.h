@@ -117,7 +117,7 @@ enum opspec_dtype {
 static inline int opspec_dtype_is_integer(int32_t xla) {
   switch (xla) {
 #define OPSPEC_DTYPE_INTEGER(name, ctype, cutype, xla_code, np, integer) \
-  case xla_code:                                                          \
+  case xla_code:                                                         \
     return integer;
     OPSPEC_DTYPES(OPSPEC_DTYPE_INTEGER)
 #undef OPSPEC_DTYPE_INTEGER
