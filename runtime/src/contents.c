@@ -42,7 +42,7 @@ static opspec_device_scan *opspec_device_scan_of(const XLA_FFI_CallFrame *cf) {
   return NULL;
 }
 
-/* ---- one scan per integer C type (the dtype table's integer rows) -------------------- */
+/* ---- one scan per integer C type (the dtype table's integer rows) ------------------- */
 
 /* Elements per block of the scans below. A branch-free pass over a block tells whether
  * anything in it is bad (the compiler vectorises it); only then does a second pass look
@@ -153,7 +153,7 @@ static const char *opspec_bound_label(const char *text, int64_t value, char *buf
   return buf;
 }
 
-/* ---- one input's scan ------------------------------------------------------------------ */
+/* ---- one input's scan --------------------------------------------------------------- */
 
 typedef struct opspec_input_scan {
   const void *data;

@@ -53,7 +53,7 @@ XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const op
                       kernel ? kernel : "?", backend->error_string(code), code);
 }
 
-/* ---- the inputs' checks on the device ------------------------------------------------ */
+/* ---- the inputs' checks on the device ----------------------------------------------- */
 
 /* The device memory of a call's checks: the check kernel's result, then the flag
  * opspec_reject() sets. */
