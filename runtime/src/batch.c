@@ -74,29 +74,17 @@ static XLA_FFI_Error *opspec_strip(XLA_FFI_CallFrame *cf, const opspec_op_desc *
   return NULL;
 }
 
-XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
-                                  XLA_FFI_CallFrame **call) {
-  batch->rank = 0;
-  batch->count = 1;
-  *call = cf;
-  int64_t j = opspec_find_batch_attr(cf);
-  if (j < 0) return NULL;
-  const int64_t *spec = NULL;
-  XLA_FFI_Error *err = opspec_batch_spec(cf, op, j, &spec);
-  if (err) return err;
-  /* Counts first: the buffers below are indexed by the op's tables. */
-  if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs || op->noutputs < 1)
-    return opspec_bind_inputs(cf, op, &(opspec_bound){0}); /* reports the mismatch */
-  batch->rank = (int32_t)spec[0];
+/* The batch's extents and element count, from the first output's leading dims. The
+ * extents come from a buffer XLA allocated, but the attribute that says how many of its
+ * dims are batch dims may be forged (a raw ffi_call): every extent is checked. An extent
+ * of 0 is an empty batch, whatever the others (count 0: the handlers run nothing, and
+ * opspec_batch_point, which divides by the extents, is never called). */
+static XLA_FFI_Error *opspec_batch_extents(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch) {
   const XLA_FFI_Buffer *first = cf->rets.rets[0];
   if (cf->rets.types[0] != XLA_FFI_RetType_BUFFER || !first || first->rank < batch->rank)
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "output '%s' has fewer dims than the call's %d batch dims", op->outputs[0].name,
                         (int)batch->rank);
-  /* The extents come from a buffer XLA allocated, but the attribute that says how many of
-   * its dims are batch dims may be forged (a raw ffi_call): every extent is checked. An
-   * extent of 0 is an empty batch, whatever the others (count 0: the handlers run nothing,
-   * and opspec_batch_point, which divides by the extents, is never called). */
   bool empty = false;
   for (int32_t k = 0; k < batch->rank; ++k) {
     batch->extent[k] = first->dims[k];
@@ -112,11 +100,14 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
                           "output '%s': the batch's element count (the product of its %d batch dims) overflows int64",
                           op->outputs[0].name, (int)batch->rank);
   if (empty) batch->count = 0;
+  return NULL;
+}
 
-  if (cf->attrs.size > OPSPEC_MAX_ATTRS + 2)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                        "%lld attributes besides opspec_batch, more than an op's %d and opspec_kernel",
-                        (long long)cf->attrs.size - 1, OPSPEC_MAX_ATTRS);
+/* batch->frame: `cf` with every buffer stripped of its batch dims (`spec`: one mask per
+ * input; outputs have them all) and without the attribute opspec_batch (index j). */
+static XLA_FFI_Error *opspec_batch_frame(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
+                                         const int64_t *spec, int64_t j) {
+  XLA_FFI_Error *err;
   batch->frame = *cf;
   for (int32_t i = 0; i < op->ninputs; ++i) {
     if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER || !cf->args.args[i])
@@ -149,6 +140,29 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
   batch->frame.attrs.types = batch->attr_types;
   batch->frame.attrs.names = batch->attr_names;
   batch->frame.attrs.attrs = batch->attrs;
+  return NULL;
+}
+
+XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
+                                  XLA_FFI_CallFrame **call) {
+  batch->rank = 0;
+  batch->count = 1;
+  *call = cf;
+  int64_t j = opspec_find_batch_attr(cf);
+  if (j < 0) return NULL;
+  const int64_t *spec = NULL;
+  XLA_FFI_Error *err = opspec_batch_spec(cf, op, j, &spec);
+  if (err) return err;
+  /* Counts first: the buffers below are indexed by the op's tables. */
+  if (cf->args.size != op->ninputs || cf->rets.size != op->noutputs || op->noutputs < 1)
+    return opspec_bind_inputs(cf, op, &(opspec_bound){0}); /* reports the mismatch */
+  batch->rank = (int32_t)spec[0];
+  if ((err = opspec_batch_extents(cf, op, batch))) return err;
+  if (cf->attrs.size > OPSPEC_MAX_ATTRS + 2)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "%lld attributes besides opspec_batch, more than an op's %d and opspec_kernel",
+                        (long long)cf->attrs.size - 1, OPSPEC_MAX_ATTRS);
+  if ((err = opspec_batch_frame(cf, op, batch, spec, j))) return err;
   *call = &batch->frame;
   return NULL;
 }

@@ -40,6 +40,14 @@ static cudaError_t opspec_check_launch(const void *data, int64_t count, uint64_t
   return err != cudaSuccess ? err : last;
 }
 
+// first_bad's cases: one instantiation per integer row of the dtype table.
+#define OPSPEC_CHECK_LAUNCH(T, xla)                                                  \
+  case xla:                                                                          \
+    err = opspec_check_launch<T>(data, count, lo, hi, sorted, device_first, stream); \
+    break;
+#define OPSPEC_CHECK_ROW(name, ctype, cutype, xla, np, integer) \
+  OPSPEC_IF_INTEGER(integer, OPSPEC_CHECK_LAUNCH(cutype, xla))
+
 // opspec_cuda_backend.first_bad: the check kernel on `stream`, its result in the device's
 // `slot` (8 bytes), copied back after a synchronisation.
 extern "C" int OPSPEC_CHECK_FN(first_bad)(void *stream_handle, void *slot, const void *data, int32_t dtype,
@@ -51,33 +59,12 @@ extern "C" int OPSPEC_CHECK_FN(first_bad)(void *stream_handle, void *slot, const
   cudaError_t err = cudaMemsetAsync(device_first, 0xff, sizeof host_first, stream);  // ULLONG_MAX: none
   if (err != cudaSuccess) return (int)err;
   switch (dtype) {
-    case OPSPEC_DT_int8:
-      err = opspec_check_launch<int8_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int16:
-      err = opspec_check_launch<int16_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int32:
-      err = opspec_check_launch<int32_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_int64:
-      err = opspec_check_launch<int64_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint8:
-      err = opspec_check_launch<uint8_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint16:
-      err = opspec_check_launch<uint16_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint32:
-      err = opspec_check_launch<uint32_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
-    case OPSPEC_DT_uint64:
-      err = opspec_check_launch<uint64_t>(data, count, lo, hi, sorted, device_first, stream);
-      break;
+    OPSPEC_DTYPES(OPSPEC_CHECK_ROW)
     default:
       return (int)cudaErrorInvalidValue;  // opspec_check_values takes integer dtypes only
   }
+#undef OPSPEC_CHECK_ROW
+#undef OPSPEC_CHECK_LAUNCH
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(&host_first, device_first, sizeof host_first, cudaMemcpyDeviceToHost, stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream);

@@ -478,6 +478,42 @@ void fiber_main() {
   }
 }
 
+// Nothing ready, nothing to start, yet threads wait for lanes that wait elsewhere (a warp
+// intrinsic against a __syncthreads()): the block's failure, naming where they wait.
+void report_deadlock(block_run &b) {
+  for (unsigned t = 0; t < b.nthreads; ++t) {
+    if (b.state[t] != tstate::at_barrier && b.state[t] != tstate::at_warp) continue;
+    const warp_pending &p = b.warps[t / kWarp];
+    b.error = cudaErrorLaunchFailure;
+    char text[512];
+    if (b.state[t] == tstate::at_warp)
+      snprintf(text, sizeof text,
+               "deadlock: lanes 0x%08x of warp %u wait at %s at %s:%d for lanes 0x%08x that wait elsewhere", p.arrived,
+               t / kWarp, p.what, p.file, p.line, p.mask & ~p.arrived);
+    else
+      snprintf(text, sizeof text,
+               "deadlock: %zu thread(s) wait at __syncthreads() at %s:%d while others wait in a warp intrinsic",
+               b.waiting.size(), b.file, b.line);
+    b.detail = text;
+    return;
+  }
+}
+
+// After a failed block: threads left waiting are abandoned, and their fibers start
+// afresh next time.
+void abandon_waiting(scheduler &s) {
+  for (auto &f : s.fibers)
+    if (f->thread >= 0) {
+      f->thread = -1;
+      f->fresh = true;
+      f->fake_stack = nullptr;
+#ifdef OPSPEC_SIM_ASAN
+      ASAN_UNPOISON_MEMORY_REGION(f->stack, f->bytes);  // the abandoned frames' redzones
+#endif
+      s.idle.push_back(f.get());
+    }
+}
+
 // Runs every thread of the current block to completion, or until it fails.
 void run_block(scheduler &s) {
   block_run &b = s.block;
@@ -499,39 +535,8 @@ void run_block(scheduler &s) {
     }
     resume(s, f);
   }
-  if (b.error == cudaSuccess) {
-    // Nothing ready, nothing to start: done, unless threads still wait for lanes that
-    // wait elsewhere (a warp intrinsic against a __syncthreads()).
-    for (unsigned t = 0; t < b.nthreads; ++t)
-      if (b.state[t] == tstate::at_barrier || b.state[t] == tstate::at_warp) {
-        const warp_pending &p = b.warps[t / kWarp];
-        b.error = cudaErrorLaunchFailure;
-        char text[512];
-        if (b.state[t] == tstate::at_warp)
-          snprintf(text, sizeof text,
-                   "deadlock: lanes 0x%08x of warp %u wait at %s at %s:%d for lanes 0x%08x that wait elsewhere",
-                   p.arrived, t / kWarp, p.what, p.file, p.line, p.mask & ~p.arrived);
-        else
-          snprintf(text, sizeof text,
-                   "deadlock: %zu thread(s) wait at __syncthreads() at %s:%d while others wait in a warp intrinsic",
-                   b.waiting.size(), b.file, b.line);
-        b.detail = text;
-        break;
-      }
-  }
-  if (b.error != cudaSuccess) {
-    // Threads left waiting are abandoned: their fibers start afresh next time.
-    for (auto &f : s.fibers)
-      if (f->thread >= 0) {
-        f->thread = -1;
-        f->fresh = true;
-        f->fake_stack = nullptr;
-#ifdef OPSPEC_SIM_ASAN
-        ASAN_UNPOISON_MEMORY_REGION(f->stack, f->bytes);  // the abandoned frames' redzones
-#endif
-        s.idle.push_back(f.get());
-      }
-  }
+  if (b.error == cudaSuccess) report_deadlock(b);
+  if (b.error != cudaSuccess) abandon_waiting(s);
 }
 
 void set_failure(cudaError_t code, std::string detail) {
@@ -596,9 +601,9 @@ int syncthreads(int reduce, int predicate, const char *file, int line) {
   return b.result;  // set by the release; no barrier can complete before this reads it
 }
 
-uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file,
-                       int line) {
-  scheduler &s = sched();
+// Fails the launch where a warp intrinsic's mask cannot be met: lanes past the block's
+// last thread, the caller's own lane missing, lanes that have returned.
+static void check_warp_mask(scheduler &s, const char *what, unsigned mask, const char *file, int line) {
   block_run &b = s.block;
   int t = s.running->thread;
   unsigned w = (unsigned)t / kWarp, lane = (unsigned)t % kWarp;
@@ -614,6 +619,34 @@ uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t
     fail(s, cudaErrorLaunchFailure,
          "warp divergence: %s at %s:%d by thread %s waits for lanes 0x%08x of its warp, which have returned", what,
          file, line, me().c_str(), mask & b.exited_lanes[w]);
+}
+
+// The last lane of warp w has arrived (thread t): every lane's answer now, and the ones
+// that wait made ready.
+static void complete_warp(block_run &b, warp_pending &p, unsigned w, int t) {
+  uint64_t ballot = 0;
+  for (unsigned l = 0; l < kWarp; ++l)
+    if ((p.mask >> l & 1) && p.value[l]) ballot |= 1ull << l;
+  for (unsigned l = 0; l < kWarp; ++l) {
+    if (!(p.mask >> l & 1)) continue;
+    unsigned from = (unsigned)p.src[l];
+    p.result[l] = p.kind == warp_vote ? ballot : from < kWarp && (p.mask >> from & 1) ? p.value[from] : p.value[l];
+    int other = (int)(w * kWarp + l);
+    if (other != t) {
+      b.state[other] = tstate::ready;
+      b.ready.push_back(other);
+    }
+  }
+  p.arrived = 0;
+}
+
+uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t value, int src, const char *file,
+                       int line) {
+  scheduler &s = sched();
+  block_run &b = s.block;
+  int t = s.running->thread;
+  unsigned w = (unsigned)t / kWarp, lane = (unsigned)t % kWarp;
+  check_warp_mask(s, what, mask, file, line);
   warp_pending &p = b.warps[w];
   if (!p.arrived) {
     p.kind = kind;
@@ -625,27 +658,13 @@ uint64_t warp_exchange(warp_kind kind, const char *what, unsigned mask, uint64_t
     fail(s, cudaErrorLaunchFailure,
          "warp divergence: thread %s calls %s at %s:%d with mask 0x%08x while lanes 0x%08x wait at %s at %s:%d with "
          "mask 0x%08x",
-         me().c_str(), what, file, line, mask, p.arrived, p.what, p.file, p.line, p.mask);
+         thread_name(b, t).c_str(), what, file, line, mask, p.arrived, p.what, p.file, p.line, p.mask);
   }
   p.value[lane] = value;
   p.src[lane] = src;
   p.arrived |= 1u << lane;
   if (p.arrived == p.mask) {
-    // Everyone is here: every lane's answer now, then release the ones that wait.
-    uint64_t ballot = 0;
-    for (unsigned l = 0; l < kWarp; ++l)
-      if ((p.mask >> l & 1) && p.value[l]) ballot |= 1ull << l;
-    for (unsigned l = 0; l < kWarp; ++l) {
-      if (!(p.mask >> l & 1)) continue;
-      unsigned from = (unsigned)p.src[l];
-      p.result[l] = p.kind == warp_vote ? ballot : from < kWarp && (p.mask >> from & 1) ? p.value[from] : p.value[l];
-      int other = (int)(w * kWarp + l);
-      if (other != t) {
-        b.state[other] = tstate::ready;
-        b.ready.push_back(other);
-      }
-    }
-    p.arrived = 0;
+    complete_warp(b, p, w, t);
     return p.result[lane];
   }
   b.state[t] = tstate::at_warp;
@@ -703,39 +722,36 @@ cudaError_t memset_async(void *ptr, int value, size_t bytes, cudaStream_t stream
   return cudaSuccess;
 }
 
-cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim3 grid, dim3 block, size_t shared_mem,
-                   cudaStream_t stream) {
-  int device = t_device;
-  cudaError_t code = cudaSuccess;
-  std::string detail;
-  // What a GPU checks at launch: the same limits opspec_launch_prepare enforces first,
-  // and the ones it leaves to the device (dynamic shared memory, the stream's device).
+// What a GPU checks at launch: the same limits opspec_launch_prepare enforces first, and
+// the ones it leaves to the device (dynamic shared memory, the stream's device). The
+// code, with `detail` where CUDA's own text would not say enough.
+static cudaError_t refuse_launch(dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream, int device,
+                                 std::string &detail) {
   uint64_t threads = (uint64_t)block.x * block.y * block.z;
   if (!grid.x || !grid.y || !grid.z || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u || !threads ||
-      threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
-    code = cudaErrorInvalidConfiguration;
-  } else if (shared_mem > OPSPEC_SIM_DYNAMIC_SHARED_BYTES) {
-    code = cudaErrorInvalidValue;
+      threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
+    return cudaErrorInvalidConfiguration;
+  if (shared_mem > OPSPEC_SIM_DYNAMIC_SHARED_BYTES) {
     detail = "invalid argument: " + std::to_string(shared_mem) + " bytes of dynamic shared memory, more than the " +
              std::to_string(OPSPEC_SIM_DYNAMIC_SHARED_BYTES) + " a kernel gets without cudaFuncSetAttribute";
-  } else if (check_stream(stream) != cudaSuccess) {
-    code = cudaErrorInvalidResourceHandle;
-  } else if (stream && device_of(stream) != device) {
-    code = cudaErrorInvalidResourceHandle;
+    return cudaErrorInvalidValue;
+  }
+  if (check_stream(stream) != cudaSuccess) return cudaErrorInvalidResourceHandle;
+  if (stream && device_of(stream) != device) {
     detail = "invalid resource handle: a launch into the stream of device " + std::to_string(device_of(stream)) +
              " while device " + std::to_string(device) + " is current (cudaSetDevice)";
-  } else if (in_kernel() || (t_scheduler && t_scheduler->in_launch)) {
-    code = cudaErrorNotSupported;
+    return cudaErrorInvalidResourceHandle;
+  }
+  if (in_kernel() || (t_scheduler && t_scheduler->in_launch)) {
     detail = "operation not supported: a kernel launch from inside a kernel";
+    return cudaErrorNotSupported;
   }
-  log_launch(device, code, grid, block, shared_mem);
-  if (code != cudaSuccess) {
-    set_failure(code, detail.empty() ? error_text(code) : detail);
-    return code;
-  }
+  return cudaSuccess;
+}
 
-  scheduler &s = sched();
-  launch_desc l{thunk, kernel, args, grid, block};
+// Runs the grid's blocks one after the other (x fastest; last first under
+// opspec_sim_set_reverse), until one fails: s.block then holds the failure.
+static void run_grid(scheduler &s, const launch_desc &l, dim3 grid, dim3 block, size_t shared_mem) {
   bool reverse = g_reverse.load();
   s.in_launch = true;
   thread_context saved = current;
@@ -744,8 +760,8 @@ cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim
   guard_dynamic_shared(shared_mem);
   uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
   for (uint64_t k = 0; k < nblocks; ++k) {
-    uint64_t at = reverse ? nblocks - 1 - k : k;  // x fastest
-    s.block.reset(&l, (unsigned)threads);
+    uint64_t at = reverse ? nblocks - 1 - k : k;
+    s.block.reset(&l, block.x * block.y * block.z);
     s.block.reverse = reverse;
     s.block.index = uint3{(unsigned)(at % grid.x), (unsigned)(at / grid.x % grid.y), (unsigned)(at / grid.x / grid.y)};
     current.block_idx = s.block.index;
@@ -756,6 +772,21 @@ cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim
   unguard_dynamic_shared();
   current = saved;
   s.in_launch = false;
+}
+
+cudaError_t launch(kernel_thunk *thunk, void (*kernel)(), void *const *args, dim3 grid, dim3 block, size_t shared_mem,
+                   cudaStream_t stream) {
+  int device = t_device;
+  std::string detail;
+  cudaError_t code = refuse_launch(grid, block, shared_mem, stream, device, detail);
+  log_launch(device, code, grid, block, shared_mem);
+  if (code != cudaSuccess) {
+    set_failure(code, detail.empty() ? error_text(code) : detail);
+    return code;
+  }
+  scheduler &s = sched();
+  launch_desc l{thunk, kernel, args, grid, block};
+  run_grid(s, l, grid, block, shared_mem);
   if (s.block.error != cudaSuccess) {
     const uint3 &i = s.block.index;
     char where[96];

@@ -13,7 +13,7 @@
 const char *opspec_dtype_name(int32_t dtype) {
   switch (dtype) {
 #define OPSPEC_DTYPE_CASE(name, ctype, cutype, xla, np, integer) \
-  case xla:                                             \
+  case xla:                                                      \
     return #name;
     OPSPEC_DTYPES(OPSPEC_DTYPE_CASE)
 #undef OPSPEC_DTYPE_CASE
@@ -25,7 +25,7 @@ const char *opspec_dtype_name(int32_t dtype) {
 size_t opspec_dtype_size(int32_t dtype) {
   switch (dtype) {
 #define OPSPEC_DTYPE_SIZE(name, ctype, cutype, xla, np, integer) \
-  case xla:                                             \
+  case xla:                                                      \
     return sizeof(ctype);
     OPSPEC_DTYPES(OPSPEC_DTYPE_SIZE)
 #undef OPSPEC_DTYPE_SIZE
@@ -216,16 +216,11 @@ static OPSPEC_COLD XLA_FFI_Error *opspec_wrong_dim(XLA_FFI_CallFrame *cf, const 
                       (long long)want, (long long)got, shape);
 }
 
-/* Checks one buffer against its description: dtype, rank, each dim. Inputs bind what
- * is not bound yet (type variables, symbols, the '...' group) into `b`; outputs only
- * compare, and never write to `b` (pass `is_input` false with a `b` that must stay as
- * it is). This runs on every call: the errors are formatted out of line, above. */
-static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
-                                                        opspec_bound *b, const char *role, const opspec_array_desc *a,
-                                                        const XLA_FFI_Buffer *buf, bool is_input,
-                                                        const int64_t *extents) {
-  if (buf == NULL)
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
+/* The dtype part of opspec_check_buffer: a type variable an input meets unbound is bound
+ * to the buffer's dtype (if one of its choices). */
+static OPSPEC_INLINE XLA_FFI_Error *opspec_bind_dtype(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b,
+                                                      const char *role, const opspec_array_desc *a,
+                                                      const XLA_FFI_Buffer *buf, bool is_input) {
   int32_t want_dtype = a->dtype;
   if (a->dtype < 0) {
     int32_t t = -1 - a->dtype;
@@ -246,7 +241,51 @@ static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, c
       return opspec_wrong_dtype(cf, op, role, a, want_dtype, tv, op->inputs[b->dtype_from[t]].name, buf);
   }
   if ((int32_t)buf->dtype != want_dtype) return opspec_wrong_dtype(cf, op, role, a, want_dtype, NULL, NULL, buf);
+  return NULL;
+}
 
+/* The extent dim `dim` asks for, where the buffer has `got`: a fixed one, a symbol's (an
+ * input binds one it meets unbound; an output takes any extent for it), or an output's
+ * computed one. Sets *sym to the symbol's name, for the message. False for a bad kind. */
+static OPSPEC_INLINE bool opspec_bind_extent(const opspec_op_desc *op, opspec_bound *b, const opspec_dim *dim,
+                                             int64_t got, bool is_input, const int64_t *extents, int64_t *want,
+                                             const char **sym) {
+  switch (dim->kind) {
+    case OPSPEC_DIM_FIXED:
+      *want = dim->value;
+      return true;
+    case OPSPEC_DIM_SYM:
+      *sym = op->symbols[dim->value].name;
+      if (b->symbols_bound >> dim->value & 1u) {
+        *want = b->symbols[dim->value];
+      } else {
+        *want = got;
+        if (is_input) {
+          b->symbols[dim->value] = got;
+          b->symbols_bound |= 1u << dim->value;
+        }
+      }
+      return true;
+    case OPSPEC_DIM_EXPR:
+      *want = extents[dim->value];
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* Checks one buffer against its description: dtype, rank, each dim. Inputs bind what
+ * is not bound yet (type variables, symbols, the '...' group) into `b`; outputs only
+ * compare, and never write to `b` (pass `is_input` false with a `b` that must stay as
+ * it is). This runs on every call: the errors are formatted out of line, above. */
+static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
+                                                        opspec_bound *b, const char *role, const opspec_array_desc *a,
+                                                        const XLA_FFI_Buffer *buf, bool is_input,
+                                                        const int64_t *extents) {
+  if (buf == NULL)
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "%s '%s' is missing", role, a->name);
+  XLA_FFI_Error *err = opspec_bind_dtype(cf, op, b, role, a, buf, is_input);
+  if (err) return err;
   bool ellipsis = a->ndims > 0 && a->dims[0].kind == OPSPEC_DIM_ELLIPSIS;
   int64_t fixed = ellipsis ? a->ndims - 1 : a->ndims;
   if (buf->rank > OPSPEC_MAX_RANK || (ellipsis ? buf->rank < fixed : buf->rank != fixed))
@@ -261,34 +300,12 @@ static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, c
     }
   }
   for (int64_t d = ellipsis ? 1 : 0; d < a->ndims; ++d) {
-    const opspec_dim *dim = &a->dims[d];
     int64_t axis = lead + d - (ellipsis ? 1 : 0); /* the buffer's own axis number */
-    int64_t got_extent = buf->dims[axis];
-    int64_t want_extent;
+    int64_t got = buf->dims[axis], want = 0;
     const char *sym = NULL;
-    switch (dim->kind) {
-      case OPSPEC_DIM_FIXED:
-        want_extent = dim->value;
-        break;
-      case OPSPEC_DIM_SYM:
-        sym = op->symbols[dim->value].name;
-        if (b->symbols_bound >> dim->value & 1u) {
-          want_extent = b->symbols[dim->value];
-        } else { /* unbound: inputs bind it; an output takes any extent */
-          want_extent = got_extent;
-          if (is_input) {
-            b->symbols[dim->value] = got_extent;
-            b->symbols_bound |= 1u << dim->value;
-          }
-        }
-        break;
-      case OPSPEC_DIM_EXPR:
-        want_extent = extents[dim->value];
-        break;
-      default:
-        return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op->name, "%s '%s': bad dim description", role, a->name);
-    }
-    if (got_extent != want_extent) return opspec_wrong_dim(cf, op, role, a, axis, sym, got_extent, want_extent, buf);
+    if (!opspec_bind_extent(op, b, &a->dims[d], got, is_input, extents, &want, &sym))
+      return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op->name, "%s '%s': bad dim description", role, a->name);
+    if (got != want) return opspec_wrong_dim(cf, op, role, a, axis, sym, got, want, buf);
   }
   return NULL;
 }
@@ -399,6 +416,47 @@ static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
   }
 }
 
+/* For each of the op's attributes, in table order, the call's (`at`): XLA passes
+ * attributes sorted by name, as the table is, so a good call matches one for one once
+ * opspec_kernel, which the op's table does not hold, is skipped by its name. False
+ * where they do not match. */
+static bool opspec_match_attrs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t *at) {
+  int32_t i = 0;
+  for (int64_t j = 0; j < cf->attrs.size; ++j) {
+    if (opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR)) continue;
+    if (i == op->nattrs || !opspec_name_is(cf->attrs.names[j], op->attrs[i].name)) return false;
+    at[i++] = j;
+  }
+  return i == op->nattrs;
+}
+
+/* Checks the fingerprint, if the call has one, then binds the op's attributes: each a
+ * scalar of its dtype. A call whose names do not match is reported by name. */
+static XLA_FFI_Error *opspec_bind_attrs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
+  const int64_t kernel = opspec_find_kernel_attr(cf);
+  XLA_FFI_Error *err = kernel >= 0 ? opspec_check_fingerprint(cf, op, kernel) : NULL;
+  if (err) return err;
+  int64_t at[OPSPEC_MAX_ATTRS];
+  /* at[] has room: the loader caps nattrs at OPSPEC_MAX_ATTRS. */
+  if (!opspec_match_attrs(cf, op, at)) return opspec_attr_mismatch(cf, op);
+  for (int32_t i = 0; i < op->nattrs; ++i) {
+    const opspec_attr_desc *want = &op->attrs[i];
+    const int64_t j = at[i];
+    char got[64];
+    if (cf->attrs.types[j] != XLA_FFI_AttrType_SCALAR)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                          "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
+                          opspec_attr_type_label(cf->attrs.types[j]));
+    const XLA_FFI_Scalar *s = cf->attrs.attrs[j];
+    if ((int32_t)s->dtype != want->dtype)
+      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
+                          want->name, opspec_dtype_name(want->dtype),
+                          opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
+    b->attrs[i] = s->value;
+  }
+  return NULL;
+}
+
 XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
     return opspec_error(cf, XLA_FFI_Error_Code_UNIMPLEMENTED, op->name,
@@ -433,33 +491,7 @@ XLA_FFI_Error *opspec_bind_inputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
     b->variant = b->variant * op->types[t].nchoices + choice;
   }
 
-  /* XLA passes attributes sorted by name, as the table is, so a good call matches one
-   * for one, opspec_kernel (the fingerprint) aside; anything else is reported by name. */
-  const int64_t kernel = opspec_find_kernel_attr(cf);
-  if (kernel >= 0) {
-    XLA_FFI_Error *err = opspec_check_fingerprint(cf, op, kernel);
-    if (err) return err;
-  }
-  bool match = cf->attrs.size - (kernel >= 0) == op->nattrs;
-  for (int32_t i = 0; i < op->nattrs && match; ++i)
-    match = opspec_name_is(cf->attrs.names[i + (kernel >= 0 && i >= kernel)], op->attrs[i].name);
-  if (!match) return opspec_attr_mismatch(cf, op);
-  for (int32_t i = 0; i < op->nattrs; ++i) {
-    const opspec_attr_desc *want = &op->attrs[i];
-    const int64_t j = i + (kernel >= 0 && i >= kernel); /* the call's attribute */
-    char got[64];
-    if (cf->attrs.types[j] != XLA_FFI_AttrType_SCALAR)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                          "attribute '%s': expected a %s scalar, got %s", want->name, opspec_dtype_name(want->dtype),
-                          opspec_attr_type_label(cf->attrs.types[j]));
-    const XLA_FFI_Scalar *s = cf->attrs.attrs[j];
-    if ((int32_t)s->dtype != want->dtype)
-      return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name, "attribute '%s': expected %s, got %s",
-                          want->name, opspec_dtype_name(want->dtype),
-                          opspec_dtype_label((int32_t)s->dtype, got, sizeof got));
-    b->attrs[i] = s->value;
-  }
-  return NULL;
+  return opspec_bind_attrs(cf, op, b);
 }
 
 XLA_FFI_Error *opspec_check_outputs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *b,

@@ -53,6 +53,124 @@ XLA_FFI_Error *opspec_cuda_error(XLA_FFI_CallFrame *cf, const char *op, const op
                       kernel ? kernel : "?", backend->error_string(code), code);
 }
 
+/* ---- the inputs' checks on the device ----------------------------------------------- */
+
+/* The device memory of a call's checks: the check kernel's result, then the flag
+ * opspec_reject() sets. */
+#define OPSPEC_CHECKS_BYTES 16
+#define OPSPEC_CHECKS_FLAG  8
+
+/* opspec_check_values' way to the device for one call (opspec_device_scan): the backend's
+ * check kernel on the call's stream, with its result in `slot`. */
+typedef struct opspec_cuda_scan {
+  opspec_device_scan scan; /* first: the callbacks get a pointer to it */
+  const opspec_cuda_backend *backend;
+  void *stream;
+  void *slot; /* OPSPEC_CHECKS_BYTES of device memory, or NULL: the call checks nothing */
+  int *flag;  /* in `slot`, where the op has in_kernel checks; NULL otherwise */
+  /* Scans this call found good: an input a batched call shares between its elements
+   * (vmap over x only: csr_matvec's indptr) is scanned once, not once per element,
+   * each scan costing a synchronisation. */
+  struct {
+    const void *data;
+    int64_t count;
+    uint64_t lo, hi;
+    int32_t dtype;
+    bool sorted;
+  } good[8];
+  int ngood;
+} opspec_cuda_scan;
+
+static int opspec_cuda_scan_first_bad(opspec_device_scan *scan, const void *data, int32_t dtype, int64_t count,
+                                      uint64_t lo, uint64_t hi, bool sorted, int64_t *first) {
+  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
+  for (int i = 0; i < s->ngood; ++i)
+    if (s->good[i].data == data && s->good[i].count == count && s->good[i].lo == lo && s->good[i].hi == hi &&
+        s->good[i].dtype == dtype && s->good[i].sorted == sorted) {
+      *first = -1;
+      return 0;
+    }
+  int code = s->backend->first_bad(s->stream, s->slot, data, dtype, count, lo, hi, sorted, first);
+  if (!code && *first < 0 && s->ngood < (int)OPSPEC_COUNT(s->good)) {
+    s->good[s->ngood].data = data;
+    s->good[s->ngood].count = count;
+    s->good[s->ngood].lo = lo;
+    s->good[s->ngood].hi = hi;
+    s->good[s->ngood].dtype = dtype;
+    s->good[s->ngood].sorted = sorted;
+    ++s->ngood;
+  }
+  return code;
+}
+
+static int opspec_cuda_scan_to_host(opspec_device_scan *scan, void *dst, const void *src, size_t bytes) {
+  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
+  return s->backend->to_host(s->stream, dst, src, bytes);
+}
+
+/* Runs `check` (op->contents or op->kernel_checked: the generated calls of
+ * opspec_check_values) on every element of the call, scanning on the device: the same
+ * messages as on CPU, naming the first bad position within the first bad element. */
+static XLA_FFI_Error *opspec_cuda_check(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                        const opspec_batch *batch, opspec_args_fn *check, opspec_cuda_scan *s) {
+  XLA_FFI_Error *err = NULL;
+  XLA_FFI_CallFrame frame;
+  XLA_FFI_CallFrame *scanning = opspec_frame_with_scan(&frame, cf, &s->scan);
+  s->scan.code = 0;
+  for (int64_t b = 0; b < batch->count && !err && !s->scan.code; ++b) {
+    if (batch->rank) opspec_batch_point(batch, op, args, b);
+    err = check(scanning, args);
+  }
+  if (!err && s->scan.code) err = opspec_cuda_error(cf, op->name, s->backend, "(content check)", s->scan.code);
+  return err;
+}
+
+/* The checks before the kernels, as on CPU: `contents` scans while checks are on; the
+ * in_kernel inputs are left to the body, which sets a flag in device memory (cleared
+ * here) as it reads them. Each scan waits for the stream. */
+static XLA_FFI_Error *opspec_cuda_checks_before(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                                const opspec_batch *batch, int device, opspec_cuda_scan *s) {
+  const opspec_cuda_backend *backend = s->backend;
+  const bool scan_first = op->contents && opspec_checks_enabled();
+  if (!scan_first && !op->kernel_checked) return NULL;
+  XLA_FFI_Error *err = backend->stream(cf, op->name, device, &s->stream);
+  if (!err) err = backend->alloc(cf, op->name, "(content checks)", OPSPEC_CHECKS_BYTES, &s->slot);
+  if (!err && scan_first) err = opspec_cuda_check(cf, op, args, batch, op->contents, s);
+  if (err || !op->kernel_checked) return err;
+  s->flag = (int *)(void *)((char *)s->slot + OPSPEC_CHECKS_FLAG);
+  memcpy((char *)args + op->rejected_at, &s->flag, sizeof s->flag);
+  const int code = backend->zero(s->stream, s->flag, sizeof *s->flag);
+  return code ? opspec_cuda_error(cf, op->name, backend, "(clear the rejection flag)", code) : NULL;
+}
+
+/* After kernels that called opspec_reject(): as on CPU (opspec_rejection in handler.c,
+ * whose messages these are), the in_kernel checks name the first bad position, or say
+ * that checks are off, or that the body rejected what the check allows. The outputs
+ * are not used: the call fails. */
+static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                            const opspec_batch *batch, opspec_cuda_scan *s) {
+  if (!opspec_checks_enabled())
+    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                        "the kernel rejected a value of an input checked in_kernel (checks are off: "
+                        "opspec.set_checks(True) names the position)");
+  XLA_FFI_Error *err = opspec_cuda_check(cf, op, args, batch, op->kernel_checked, s);
+  if (err) return err;
+  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
+                      "the kernel called opspec_reject(), but every input checked in_kernel meets its check: the "
+                      "body rejects what the spec's check allows");
+}
+
+/* The checks after the kernels: the rejection flag read back (a wait for the stream),
+ * and only if the body set it, the in_kernel inputs scanned. */
+static XLA_FFI_Error *opspec_cuda_checks_after(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                               const opspec_batch *batch, opspec_cuda_scan *s) {
+  if (!s->flag) return NULL;
+  int rejected = 0;
+  const int code = s->backend->to_host(s->stream, &rejected, s->flag, sizeof rejected);
+  if (code) return opspec_cuda_error(cf, op->name, s->backend, "(read the rejection flag)", code);
+  return rejected ? opspec_cuda_rejection(cf, op, args, batch, s) : NULL;
+}
+
 /* ---- the one path ------------------------------------------------------------------- */
 
 /* Whether [data, data + bytes) overlaps an input: an output XLA aliased to its input. */
@@ -109,97 +227,52 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
   return NULL;
 }
 
-/* ---- the inputs' checks on the device ------------------------------------------------ */
-
-/* opspec_check_values' way to the device for one call (opspec_device_scan): the backend's
- * check kernel on the call's stream, with its result in `slot`. */
-typedef struct opspec_cuda_scan {
-  opspec_device_scan scan; /* first: the callbacks get a pointer to it */
-  const opspec_cuda_backend *backend;
-  void *stream, *slot;
-  /* Scans this call found good: an input a batched call shares between its elements
-   * (vmap over x only: csr_matvec's indptr) is scanned once, not once per element,
-   * each scan costing a synchronisation. */
-  struct {
-    const void *data;
-    int64_t count;
-    uint64_t lo, hi;
-    int32_t dtype;
-    bool sorted;
-  } good[8];
-  int ngood;
-} opspec_cuda_scan;
-
-static int opspec_cuda_scan_first_bad(opspec_device_scan *scan, const void *data, int32_t dtype, int64_t count,
-                                      uint64_t lo, uint64_t hi, bool sorted, int64_t *first) {
-  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
-  for (int i = 0; i < s->ngood; ++i)
-    if (s->good[i].data == data && s->good[i].count == count && s->good[i].lo == lo && s->good[i].hi == hi &&
-        s->good[i].dtype == dtype && s->good[i].sorted == sorted) {
-      *first = -1;
-      return 0;
-    }
-  int code = s->backend->first_bad(s->stream, s->slot, data, dtype, count, lo, hi, sorted, first);
-  if (!code && *first < 0 && s->ngood < (int)OPSPEC_COUNT(s->good)) {
-    s->good[s->ngood].data = data;
-    s->good[s->ngood].count = count;
-    s->good[s->ngood].lo = lo;
-    s->good[s->ngood].hi = hi;
-    s->good[s->ngood].dtype = dtype;
-    s->good[s->ngood].sorted = sorted;
-    ++s->ngood;
+/* Every element's launches: the portable kernel takes a native batch along the grid's z,
+ * in one launch; raw `cuda:` kernels see one element, so each element's launches run in
+ * turn, on the one stream. */
+static XLA_FFI_Error *opspec_launch_batch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
+                                          const opspec_batch *batch, const opspec_cuda_backend *backend,
+                                          opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
+  if (batch->rank && op->cuda_batch_grid && batch->count > 0) {
+    opspec_batch_point(batch, op, args, 0);
+    return opspec_run_on_device(cf, op, args, batch, backend, launch, bound, device);
   }
-  return code;
-}
-
-static int opspec_cuda_scan_to_host(opspec_device_scan *scan, void *dst, const void *src, size_t bytes) {
-  opspec_cuda_scan *s = (opspec_cuda_scan *)scan;
-  return s->backend->to_host(s->stream, dst, src, bytes);
-}
-
-/* Runs `check` (op->contents or op->kernel_checked: the generated calls of
- * opspec_check_values) on every element of the call, scanning on the device: the same
- * messages as on CPU, naming the first bad position within the first bad element. */
-static XLA_FFI_Error *opspec_cuda_check(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                                        const opspec_batch *batch, opspec_args_fn *check, opspec_cuda_scan *s) {
   XLA_FFI_Error *err = NULL;
-  s->scan.code = 0;
-  opspec_set_device_scan(&s->scan);
-  for (int64_t b = 0; b < batch->count && !err && !s->scan.code; ++b) {
+  for (int64_t b = 0; b < batch->count && !err; ++b) {
     if (batch->rank) opspec_batch_point(batch, op, args, b);
-    err = check(cf, args);
+    err = opspec_run_on_device(cf, op, args, NULL, backend, launch, bound, device);
   }
-  opspec_set_device_scan(NULL);
-  if (!err && s->scan.code) err = opspec_cuda_error(cf, op->name, s->backend, "(content check)", s->scan.code);
   return err;
 }
 
-/* After kernels that called opspec_reject(): as on CPU (opspec_rejection in handler.c,
- * whose messages these are), the in_kernel checks name the first bad position, or say
- * that checks are off, or that the body rejected what the check allows. The outputs
- * are not used: the call fails. */
-static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                                            const opspec_batch *batch, opspec_cuda_scan *s) {
-  if (!opspec_checks_enabled())
-    return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                        "the kernel rejected a value of an input checked in_kernel (checks are off: "
-                        "opspec.set_checks(True) names the position)");
-  XLA_FFI_Error *err = opspec_cuda_check(cf, op, args, batch, op->kernel_checked, s);
+/* The extension has its own CUDA runtime, whose current device is its own: makes it the
+ * one XLA runs this call on (whose stream XLA hands us), remembering the one that was
+ * current in `previous`, since the host thread is XLA's. */
+static XLA_FFI_Error *opspec_enter_device(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                          int *device, int *previous) {
+  XLA_FFI_Error *err = opspec_cuda_device_ordinal(cf, op, backend, device);
   if (err) return err;
-  return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
-                      "the kernel called opspec_reject(), but every input checked in_kernel meets its check: the "
-                      "body rejects what the spec's check allows");
+  int code = backend->get_device(previous);
+  if (code) return opspec_cuda_error(cf, op, backend, "(get device)", code);
+  if (*device != *previous && (code = backend->set_device(*device)))
+    return opspec_cuda_error(cf, op, backend, "(set device)", code);
+  return NULL;
 }
 
-/* The device memory of a call's checks: the check kernel's result, then the flag
- * opspec_reject() sets. */
-#define OPSPEC_CHECKS_BYTES 16
-#define OPSPEC_CHECKS_FLAG  8
+/* Puts the previous device back; returns `err`, the call's outcome, or else the failure
+ * to restore. */
+static XLA_FFI_Error *opspec_leave_device(XLA_FFI_CallFrame *cf, const char *op, const opspec_cuda_backend *backend,
+                                          int device, int previous, XLA_FFI_Error *err) {
+  int code = 0;
+  if (device != previous && (code = backend->set_device(previous)) && !err)
+    return opspec_cuda_error(cf, op, backend, "(restore device)", code);
+  return err;
+}
 
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
-  /* A handler that waits for the device (the checks below) cannot be replayed from a
-   * CUDA graph: XLA must call it each time. Without checks it only enqueues work. */
+  /* A handler that waits for the device (the checks) cannot be replayed from a CUDA
+   * graph: XLA must call it each time. Without checks it only enqueues work. */
   const bool has_checks = op->contents || op->kernel_checked;
   if (opspec_metadata_query(cf, has_checks ? 0 : XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE)) return NULL;
   opspec_batch batch;
@@ -208,58 +281,15 @@ XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, 
   XLA_FFI_Error *err = opspec_batch_split(cf, op, &batch, &call);
   if (err || (err = opspec_decode(call, op, args, &bound)) || (err = opspec_check_overlap(cf, op))) return err;
   if (op->cuda && (err = op->cuda(call, args))) return err;
-  /* The extension has its own CUDA runtime, whose current device is its own: make it the
-   * one XLA runs this call on (whose stream XLA hands us), and put it back after, since
-   * the host thread is XLA's. */
-  int device = 0, previous = 0, code;
-  if ((err = opspec_cuda_device_ordinal(cf, op->name, backend, &device))) return err;
-  if ((code = backend->get_device(&previous))) return opspec_cuda_error(cf, op->name, backend, "(get device)", code);
-  if (device != previous && (code = backend->set_device(device)))
-    return opspec_cuda_error(cf, op->name, backend, "(set device)", code);
-  /* The inputs' checks, as on CPU: `contents` scans before the kernels while checks are
-   * on; the body checks the in_kernel inputs as it reads them, setting a flag in device
-   * memory, read back after the kernels, and only a rejection scans them. Each scan and
-   * the flag's read wait for the stream. */
+  int device = 0, previous = 0;
+  if ((err = opspec_enter_device(cf, op->name, backend, &device, &previous))) return err;
   opspec_cuda_scan scan = {.scan = {.first_bad = opspec_cuda_scan_first_bad, .to_host = opspec_cuda_scan_to_host},
                            .backend = backend};
-  int *flag = NULL;
-  const bool scan_first = op->contents && opspec_checks_enabled();
-  if (scan_first || op->kernel_checked) {
-    if (!(err = backend->stream(call, op->name, device, &scan.stream)))
-      err = backend->alloc(call, op->name, "(content checks)", OPSPEC_CHECKS_BYTES, &scan.slot);
-    if (!err && scan_first) err = opspec_cuda_check(call, op, args, &batch, op->contents, &scan);
-    if (!err && op->kernel_checked) {
-      flag = (int *)(void *)((char *)scan.slot + OPSPEC_CHECKS_FLAG);
-      memcpy((char *)args + op->rejected_at, &flag, sizeof flag);
-      if ((code = backend->zero(scan.stream, flag, sizeof *flag)))
-        err = opspec_cuda_error(call, op->name, backend, "(clear the rejection flag)", code);
-    }
-  }
-  if (err) {
-    /* nothing launched */
-  } else if (batch.rank && op->cuda_batch_grid && batch.count > 0) {
-    /* The portable kernel takes the batch along the grid's z: one launch. */
-    opspec_batch_point(&batch, op, args, 0);
-    err = opspec_run_on_device(call, op, args, &batch, backend, launch, &bound, device);
-  } else {
-    /* Raw `cuda:` kernels see one element: each element's launches in turn, on the one
-     * stream. */
-    for (int64_t b = 0; b < batch.count && !err; ++b) {
-      if (batch.rank) opspec_batch_point(&batch, op, args, b);
-      err = opspec_run_on_device(call, op, args, NULL, backend, launch, &bound, device);
-    }
-  }
-  if (!err && flag) {
-    int rejected = 0;
-    if ((code = backend->to_host(scan.stream, &rejected, flag, sizeof rejected)))
-      err = opspec_cuda_error(call, op->name, backend, "(read the rejection flag)", code);
-    else if (rejected)
-      err = opspec_cuda_rejection(call, op, args, &batch, &scan);
-  }
+  if (!(err = opspec_cuda_checks_before(call, op, args, &batch, device, &scan)) &&
+      !(err = opspec_launch_batch(call, op, args, &batch, backend, launch, &bound, device)))
+    err = opspec_cuda_checks_after(call, op, args, &batch, &scan);
   backend->free(call, OPSPEC_CHECKS_BYTES, scan.slot); /* after the last use: the stream waited */
-  if (device != previous && (code = backend->set_device(previous)) && !err)
-    err = opspec_cuda_error(cf, op->name, backend, "(restore device)", code);
-  return err;
+  return opspec_leave_device(cf, op->name, backend, device, previous, err);
 }
 
 /* ---- a GPU -------------------------------------------------------------------------- */

@@ -264,8 +264,8 @@ static PyMethodDef opspec_py_methods[] = {
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS, "Loop trips at which CPU loops go parallel."},
     {"set_cpu_pool", opspec_py_set_cpu_pool, METH_O, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"cpu_pool", opspec_py_cpu_pool, METH_NOARGS, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
-    {"set_checks", opspec_py_set_checks, METH_O, "Turn the CPU handlers' input contents checks on or off."},
-    {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the CPU handlers check input contents."},
+    {"set_checks", opspec_py_set_checks, METH_O, "Turn the input contents checks of every handler on or off."},
+    {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the handlers check input contents."},
     {NULL, NULL, 0, NULL},
 };
 

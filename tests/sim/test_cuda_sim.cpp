@@ -40,6 +40,15 @@ cudaError_t launch(void (*kernel)(Args), dim3 grid, dim3 block, const Args &a, s
 // The simulator's account of a failed launch (valid until the next failure).
 const char *error_text(cudaError_t code) { return cudaGetErrorString(code); }
 
+// Launches `kernel` on one block of one warp (out: 32 floats), which must fail: the
+// failure's account.
+const char *failed_warp_launch(void (*kernel)(args)) {
+  std::vector<float> out(32, 0);
+  cudaError_t err = launch(kernel, dim3(1), dim3(32), args{out.data(), nullptr, nullptr, 32});
+  OG_CHECK(err == cudaErrorLaunchFailure);
+  return error_text(err);
+}
+
 // ---- indices -------------------------------------------------------------------------------
 
 __global__ void write_linear_index(args a) {
@@ -151,10 +160,7 @@ __global__ void different_barriers(args a) {
 }
 
 void test_threads_at_different_barriers_are_reported() {
-  std::vector<float> out(32, 0);
-  cudaError_t err = launch(different_barriers, dim3(1), dim3(32), args{out.data(), nullptr, nullptr, 32});
-  OG_CHECK(err == cudaErrorLaunchFailure);
-  OG_CHECK_CONTAINS(error_text(err), "waits at a different one");
+  OG_CHECK_CONTAINS(failed_warp_launch(different_barriers), "waits at a different one");
 }
 
 __global__ void count_positive(args a) {
@@ -324,11 +330,9 @@ __global__ void shuffle_after_early_return(args a) {
 }
 
 void test_a_shuffle_waiting_for_a_returned_lane_is_reported() {
-  std::vector<float> out(32, 0);
-  cudaError_t err = launch(shuffle_after_early_return, dim3(1), dim3(32), args{out.data(), nullptr, nullptr, 32});
-  OG_CHECK(err == cudaErrorLaunchFailure);
-  OG_CHECK_CONTAINS(error_text(err), "warp divergence");
-  OG_CHECK_CONTAINS(error_text(err), "__shfl_down_sync()");
+  const char *text = failed_warp_launch(shuffle_after_early_return);
+  OG_CHECK_CONTAINS(text, "warp divergence");
+  OG_CHECK_CONTAINS(text, "__shfl_down_sync()");
 }
 
 // ---- devices, streams, configurations ------------------------------------------------------------
@@ -375,10 +379,7 @@ __global__ void traps(args a) {
 }
 
 void test_trap_fails_the_launch() {
-  std::vector<float> out(32, 0);
-  cudaError_t err = launch(traps, dim3(1), dim3(32), args{out.data(), nullptr, nullptr, 32});
-  OG_CHECK(err == cudaErrorLaunchFailure);
-  OG_CHECK_CONTAINS(error_text(err), "__trap()");
+  OG_CHECK_CONTAINS(failed_warp_launch(traps), "__trap()");
   cudaGetLastError();
 }
 

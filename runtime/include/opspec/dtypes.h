@@ -106,11 +106,18 @@ enum opspec_dtype {
 #undef OPSPEC_DTYPE_ENUM
 };
 
+/* For an X of the table that writes code for the integer rows only (a C type's scan, a
+ * kernel instantiation): its body as OPSPEC_IF_INTEGER(integer, ...), which keeps `...`
+ * where the row's `integer` is 1 and drops it where it is 0. */
+#define OPSPEC_IF_INTEGER(integer, ...) OPSPEC_IF_INTEGER_##integer(__VA_ARGS__)
+#define OPSPEC_IF_INTEGER_1(...)        __VA_ARGS__
+#define OPSPEC_IF_INTEGER_0(...)
+
 /* Whether an XLA dtype code is one of the integer dtypes (the table's last column). */
 static inline int opspec_dtype_is_integer(int32_t xla) {
   switch (xla) {
 #define OPSPEC_DTYPE_INTEGER(name, ctype, cutype, xla_code, np, integer) \
-  case xla_code:                                                          \
+  case xla_code:                                                         \
     return integer;
     OPSPEC_DTYPES(OPSPEC_DTYPE_INTEGER)
 #undef OPSPEC_DTYPE_INTEGER

@@ -322,15 +322,19 @@ typedef struct opspec_value_check {
  * the first position that breaks `check`, e.g.
  *   "opspec csr_matvec: input 'indices'[17] = 9 is out of range: expected 0 <= value <= n - 1 = 7"
  *   "opspec csr_matvec: input 'indptr'[3] = 2 is less than indptr[2] = 5: expected non-decreasing values"
- * Positions are flat (row-major) element indices. Host data, unless the calling
- * thread has set an opspec_device_scan. */
+ * Positions are flat (row-major) element indices. Host data, unless `cf` carries an
+ * opspec_device_scan (opspec_frame_with_scan). */
 XLA_FFI_Error *opspec_check_values(XLA_FFI_CallFrame *cf, const char *op, const char *input, const void *data,
                                    int32_t dtype, int64_t count, const opspec_value_check *check);
 
 /* How opspec_check_values reaches data on a device (the CUDA handlers, ffi_cuda.c): the
- * scan runs there, and only the values an error prints are copied back. */
+ * scan runs there, and only the values an error prints are copied back. The generated
+ * check functions pass their call frame on to opspec_check_values, so the scan travels
+ * in it: a CUDA handler calls them with a copy of its frame whose extension list starts
+ * with the scan (opspec_frame_with_scan). */
 typedef struct opspec_device_scan opspec_device_scan;
 struct opspec_device_scan {
+  opspec_ffi_extension extension; /* first: the node of the frame's extension list */
   /* The first position in [0, count) whose value lies outside [lo, hi] or (if `sorted`)
    * is less than the one before, or -1: 0 or a cudaError_t. lo and hi are values of the
    * dtype's C type, converted to uint64. */
@@ -341,8 +345,11 @@ struct opspec_device_scan {
   int code; /* the first failure; a scan that failed reports no bad value */
 };
 
-/* Makes opspec_check_values on this thread read through `scan` (NULL: host data again). */
-void opspec_set_device_scan(opspec_device_scan *scan);
+/* Fills `frame` with `cf` and `scan` at the head of its extension list, and returns it:
+ * the frame to give the check functions in cf's place. Only opspec's own code sees it;
+ * the extension's type is opspec's, which XLA never looks for. */
+XLA_FFI_CallFrame *opspec_frame_with_scan(XLA_FFI_CallFrame *frame, const XLA_FFI_CallFrame *cf,
+                                          opspec_device_scan *scan);
 
 /* The process-wide switch for opspec_check_values (opspec.set_checks() in Python; on
  * by default). Shape and size checks are not switchable: they keep handlers safe. */
