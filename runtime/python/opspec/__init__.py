@@ -17,9 +17,10 @@ threads (docs/performance.md).
 
 import os as _os
 
-from opspec._runtime import backends as _backends
+from opspec import _tune
+from opspec._load import load_package as _load_package
 from opspec._runtime import cost
-from opspec._runtime import load_package as _load_package
+from opspec._targets import backends as _backends
 
 __all__ = [
     "ops",
@@ -94,15 +95,11 @@ def set_cpu_pool(name: str) -> None:
     where the XLA in use has one for the call; opspec's threads otherwise) or
     ``"openmp"`` (an OpenMP team, which waits for every thread at the end of each loop).
     In all three the calling thread works too (docs/performance.md)."""
-    from opspec import _tune
-
     _opspec.set_cpu_pool(_tune.pool_number(name))
 
 
 def cpu_pool() -> str:
     """The pool parallel CPU loops use: ``"opspec"``, ``"xla"`` or ``"openmp"``."""
-    from opspec import _tune
-
     return _tune.pool_name(_opspec.cpu_pool())
 
 
@@ -121,8 +118,6 @@ def parallel_threshold_source() -> str:
     """Where the threshold this process started with came from: ``"environment
     (OPSPEC_PARALLEL_THRESHOLD)"``, the path of this machine's file saved by ``python -m
     opspec tune``, or ``"default"``. ``set_parallel_threshold`` does not change it."""
-    from opspec import _tune
-
     return _tune.SOURCES.get(__name__, "default")
 
 
