@@ -395,12 +395,12 @@ class _Checker:
             self.expect_error("a wrong dtype", spec, tuple(args))
             self.ran(f"dtype {spec.name}")
 
-            fixed = [d for d in spec.shape if d is not Ellipsis]
-            if fixed or len(fixed) == len(spec.shape):
+            fixed = spec.fixed
+            if fixed or not spec.has_ellipsis:
                 args = list(self.args)
                 # One dim more than the spec's, or (after a leading '...') one fewer.
                 x = self.args[i]
-                args[i] = x[..., None] if len(fixed) == len(spec.shape) else np.zeros((2,) * (len(fixed) - 1), x.dtype)
+                args[i] = x[..., None] if not spec.has_ellipsis else np.zeros((2,) * (len(fixed) - 1), x.dtype)
                 self.expect_error("a wrong rank", spec, tuple(args))
                 self.ran(f"rank {spec.name}")
             else:
@@ -408,7 +408,7 @@ class _Checker:
 
         seen: dict = {}
         for i, spec in enumerate(rec.inputs):
-            fixed = [d for d in spec.shape if d is not Ellipsis]
+            fixed = spec.fixed
             for d, dim in enumerate(fixed):
                 if isinstance(dim, str):
                     seen.setdefault(dim, []).append((i, d - len(fixed)))
