@@ -1,7 +1,7 @@
 """Shape and dtype binding: the one table of cases that both layers must agree on.
 
 Binding is implemented once in C (runtime/src/ffi.c: opspec_bind_inputs) and mirrored
-in Python at trace time (opspec/_runtime.py: _check_inputs), which must reject exactly
+in Python at trace time (opspec/_bind.py: bind), which must reject exactly
 the calls the handler would, with a message about the same argument and the same
 fact. test_binding.py runs every case against both.
 

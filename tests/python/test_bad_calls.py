@@ -19,7 +19,8 @@ import pytest
 
 import opspec
 from opspec import _primitive, _tables
-from opspec._runtime import MAX_RANK, Array, Attr, Op, OpError, ShutdownError, call
+from opspec._bind import MAX_RANK
+from opspec._runtime import Array, Attr, Op, OpError, ShutdownError, call
 from opspec.testing import check_op, op_record
 
 # Arguments that are no array at all; each fails where opspec converts inputs.

@@ -9,7 +9,7 @@ import pytest
 from cases import CASES, reference
 
 import opspec
-from opspec import _runtime
+from opspec import _runtime, _targets
 from opspec.testing import check_op, op_record
 
 # The spikes of lif_surrogate carry a surrogate gradient, not the step function's zero
@@ -37,7 +37,7 @@ def test_every_shipped_op_conforms(name, rng):
     assert not report.skipped, report  # the idiom of docs/gradients.md: nothing left unchecked
     assert "jit" in report.ran and "reference" in report.ran
     # Every backend the op has here is compared with its CPU kernel.
-    simulated = ("opspec", name, "cuda_sim") in _runtime._TARGETS
+    simulated = ("opspec", name, "cuda_sim") in _targets.TARGETS
     assert ("backend cuda_sim" in report.ran) == simulated
     assert simulated or "backend cuda_sim" in report.not_applicable
     assert sum(r.startswith("vmap") for r in report.ran) == 2 ** len(args) - 1
@@ -89,7 +89,7 @@ def test_the_documented_idiom_on_random_arguments():
 def test_a_cuda_kernel_that_disagrees_with_the_cpu_kernel_fails(monkeypatch):
     # relu's simulated target swapped for sigmoid's: same signature, other result. The
     # record carries no fingerprint, which sigmoid's handler would refuse as relu's.
-    monkeypatch.setitem(_runtime._TARGETS, ("opspec", "relu", "cuda_sim"), "opspec_sigmoid.cuda_sim")
+    monkeypatch.setitem(_targets.TARGETS, ("opspec", "relu", "cuda_sim"), "opspec_sigmoid.cuda_sim")
     relu = dataclasses.replace(op_record(opspec.ops.relu), fingerprint="")
     with pytest.raises(
         AssertionError, match=r"opspec.ops.relu: backend cuda_sim \(against backend 'cpu'\): output 'out'"
@@ -100,8 +100,8 @@ def test_a_cuda_kernel_that_disagrees_with_the_cpu_kernel_fails(monkeypatch):
 def test_a_missing_simulator_is_skipped_not_passed(monkeypatch):
     """A build without the simulator leaves the CUDA kernels unchecked: skipped, so the
     documented idiom fails and says why."""
-    monkeypatch.delitem(_runtime._TARGETS, ("opspec", "relu", "cuda_sim"), raising=False)
-    monkeypatch.setitem(_runtime._UNAVAILABLE, ("opspec", "cuda_sim"), "opspec was built without the CUDA simulator")
+    monkeypatch.delitem(_targets.TARGETS, ("opspec", "relu", "cuda_sim"), raising=False)
+    monkeypatch.setitem(_targets.UNAVAILABLE, ("opspec", "cuda_sim"), "opspec was built without the CUDA simulator")
     report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0))
     assert "built without the CUDA simulator" in report.skipped["backend cuda_sim"]
     assert "backend cuda_sim" not in report.ran

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import opspec
-from opspec._runtime import OpError, framework_ffi_api
+from opspec._load import framework_ffi_api
+from opspec._runtime import OpError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import jaxlib
 import pytest
 
 import opspec
-from opspec import _runtime
+from opspec import _load
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE_DIR = pathlib.Path(opspec.__file__).parent
@@ -195,17 +195,17 @@ def test_python_m_opspec_prints_build_info():
 
 
 def test_installed_jax_is_in_range():
-    assert _runtime.framework_ffi_api() is not None
-    _runtime.check_jax("opspec", (0, 1))  # what import opspec just did
+    assert _load.framework_ffi_api() is not None
+    _load.check_jax("opspec", (0, 1))  # what import opspec just did
 
 
 def test_jaxlib_older_than_the_declared_ffi_api_is_refused():
     """Handlers that declared one FFI API version more than the installed jaxlib
     implements would be refused by XLA: import must say so, with both versions."""
-    have = _runtime.framework_ffi_api()  # read from the installed jaxlib's header
+    have = _load.framework_ffi_api()  # read from the installed jaxlib's header
     need = (have[0], have[1] + 1)
     with pytest.raises(ImportError) as e:
-        _runtime.check_jax("somepkg", need)
+        _load.check_jax("somepkg", need)
     message = str(e.value)
     assert f"jax {jax.__version__} and jaxlib {jaxlib.__version__} are installed" in message
     assert f"declare XLA FFI API {need[0]}.{need[1]}" in message and f"FFI API is {have[0]}.{have[1]}" in message
@@ -215,20 +215,20 @@ def test_jaxlib_older_than_the_declared_ffi_api_is_refused():
 def test_jax_older_than_0_5_is_refused():
     # CI also imports opspec for real under jax 0.4.38 (.ci/version-matrix).
     with pytest.raises(ImportError) as e:
-        _runtime.check_jax("opspec", (0, 1), jax_version="0.4.38", jaxlib_version="0.4.38")
+        _load.check_jax("opspec", (0, 1), jax_version="0.4.38", jaxlib_version="0.4.38")
     assert "jax 0.4.38 and jaxlib 0.4.38 are installed" in str(e.value)
     assert "opspec needs jax and jaxlib >= 0.5" in str(e.value)
 
 
 def test_ranges_agree_across_the_project():
-    """The run-time range (pyproject dependencies, _runtime.JAX_MIN) and the build pin
+    """The run-time range (pyproject dependencies, _load.JAX_MIN) and the build pin
     (build-system.requires, requirements.txt) are separate, and each is stated once."""
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     deps = project["project"]["dependencies"]
-    floor = f"{_runtime.JAX_MIN[0]}.{_runtime.JAX_MIN[1]}"
+    floor = f"{_load.JAX_MIN[0]}.{_load.JAX_MIN[1]}"
     assert f"jax>={floor}" in deps and f"jaxlib>={floor}" in deps
     pins = [r for r in project["build-system"]["requires"] if r.startswith(("jax==", "jaxlib=="))]
     requirements = (ROOT / "requirements.txt").read_text().split()
     assert pins and all(p in requirements for p in pins)
-    assert pins[0].split("==")[1] in _runtime.TESTED  # the pin: ./run test runs the suite under it
+    assert pins[0].split("==")[1] in _load.TESTED  # the pin: ./run test runs the suite under it

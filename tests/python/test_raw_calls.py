@@ -18,7 +18,7 @@ import pytest
 from cases import CASES, reference
 
 import opspec
-from opspec import _runtime
+from opspec import _targets
 
 ops = opspec.ops
 NAMES = sorted(CASES)
@@ -33,7 +33,7 @@ def _op(name):
 def _target(name, backend):
     """The op's target on `backend`, or None where it has no kernels there."""
     try:
-        return _runtime.target_name(_op(name), backend)
+        return _targets.target_name(_op(name), backend)
     except KeyError:
         return None
 

@@ -112,8 +112,8 @@ def test_pick_threshold_takes_the_first_size_from_which_threads_keep_winning():
 
 def test_tune_saves_what_the_next_import_reads(tmp_path):
     code = (
-        "from opspec import _tune; "
-        "r = _tune.tune(rounds=1, sizes=[4096, 8192], min_seconds=0.0005, log=lambda s: None); "
+        "from opspec import _measure; "
+        "r = _measure.tune(rounds=1, sizes=[4096, 8192], min_seconds=0.0005, log=lambda s: None); "
         "print(r['parallel_threshold'])"
     )
     out, _ = run_python(code, tmp_path)

@@ -1,4 +1,5 @@
-"""``python -m opspec``: where opspec's CMake package is, and how opspec was built.
+"""``python -m opspec``: where opspec's CMake package is, how opspec was built, and its
+commands. One parser; each command's arguments and code live in the command's module.
 
 python -m opspec --cmake-dir    the folder to pass as -Dopspec_DIR=... to plain CMake
 python -m opspec --version      opspec's version
@@ -21,36 +22,14 @@ The console script `opspec` is the same command: `opspec new PACKAGE`.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
-import pathlib
 import sys
 
 import opspec
+from opspec import _dev, _measure, _scaffold
+from opspec._paths import cmake_dir, schema_path
 
 
-def cmake_dir() -> str:
-    """The folder of opspecConfig.cmake (the opspec_cmake package, found without
-    importing it)."""
-    spec = importlib.util.find_spec("opspec_cmake")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("opspec_cmake is not installed: opspec was not installed as a package (pip install)")
-    return os.path.abspath(list(spec.submodule_search_locations)[0])
-
-
-def schema_path() -> pathlib.Path:
-    """The JSON Schema of a spec that ships in the package (``spec.schema.json``, written
-    by ``opspec-gen --schema`` at build time)."""
-    path = pathlib.Path(opspec.__file__).resolve().parent / "spec.schema.json"
-    if not path.is_file():
-        raise RuntimeError(f"{path} is missing: this opspec was built without opspec-gen (OPSPEC_REGENERATE=OFF)")
-    return path
-
-
-def schema(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="opspec schema", description="The JSON Schema of an opspec spec.")
-    parser.add_argument("--path", action="store_true", help="print the schema file's path instead of the schema")
-    args = parser.parse_args(argv)
+def _schema(args: argparse.Namespace) -> int:
     try:
         path = schema_path()
     except RuntimeError as e:
@@ -60,45 +39,13 @@ def schema(argv: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    # Commands with arguments of their own parse them themselves.
-    if argv and argv[0] == "new":
-        from opspec import _scaffold
+def _tune(args: argparse.Namespace) -> int:
+    _measure.tune(save=not args.no_save, rounds=max(1, args.rounds))
+    return 0
 
-        return _scaffold.main(argv[1:])
-    if argv and argv[0] == "schema":
-        return schema(argv[1:])
-    if argv and argv[0] == "dev":
-        from opspec import _dev
 
-        return _dev.main(argv[1:])
-    parser = argparse.ArgumentParser(
-        prog="python -m opspec",
-        description="opspec: JAX ops from YAML specs.",
-        epilog="python -m opspec new PACKAGE: make a folder with a new package of ops (new --help); "
-        "python -m opspec schema [--path]: the JSON Schema of a spec; "
-        "python -m opspec dev [COMMAND...]: develop mode (dev --help).",
-    )
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--cmake-dir", action="store_true", help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)"
-    )
-    group.add_argument("--version", action="store_true", help="print opspec's version")
-    parser.add_argument(
-        "command",
-        nargs="?",
-        choices=["tune"],
-        help="tune: measure this machine's parallel threshold and save it under the user's cache folder",
-    )
-    parser.add_argument("--no-save", action="store_true", help="tune: print the threshold, do not save it")
-    parser.add_argument("--rounds", type=int, default=9, help="tune: interleaved rounds per size (default 9)")
-    args = parser.parse_args(argv)
-    if args.command == "tune":
-        from opspec import _tune
-
-        _tune.tune(save=not args.no_save, rounds=max(1, args.rounds))
-    elif args.cmake_dir:
+def _about(args: argparse.Namespace) -> int:
+    if args.cmake_dir:
         print(cmake_dir())
     elif args.version:
         print(opspec.__version__)
@@ -109,6 +56,54 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  registered platforms: {', '.join(opspec.registered_platforms)}")
         print(f"  parallel threshold: {opspec.parallel_threshold()} trips ({opspec.parallel_threshold_source()})")
     return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: the top-level flags, and one subcommand per command."""
+    top = argparse.ArgumentParser(prog="python -m opspec", description="opspec: JAX ops from YAML specs.")
+    top.set_defaults(run=_about)
+    group = top.add_mutually_exclusive_group()
+    group.add_argument(
+        "--cmake-dir", action="store_true", help="print the folder of opspec's CMake package (for -Dopspec_DIR=...)"
+    )
+    group.add_argument("--version", action="store_true", help="print opspec's version")
+    commands = top.add_subparsers(title="commands", metavar="COMMAND")
+
+    tune = commands.add_parser(
+        "tune",
+        prog="opspec tune",
+        help="measure this machine's parallel threshold and save it under the user's cache folder",
+        description="Measure where portable CPU loops should go parallel on this machine, and save it "
+        "for every later `import opspec` (docs/performance.md).",
+    )
+    tune.add_argument("--no-save", action="store_true", help="print the threshold, do not save it")
+    tune.add_argument("--rounds", type=int, default=9, help="interleaved rounds per size (default 9)")
+    tune.set_defaults(run=_tune)
+
+    new = commands.add_parser(
+        "new", prog="opspec new", help="make a folder with a new package of ops", description=_scaffold.DESCRIPTION
+    )
+    _scaffold.add_arguments(new)
+    new.set_defaults(run=_scaffold.run)
+
+    schema = commands.add_parser(
+        "schema",
+        prog="opspec schema",
+        help="print the JSON Schema of a spec",
+        description="The JSON Schema of an opspec spec.",
+    )
+    schema.add_argument("--path", action="store_true", help="print the schema file's path instead of the schema")
+    schema.set_defaults(run=_schema)
+
+    dev = commands.add_parser("dev", prog="opspec dev", help="develop mode (dev --help)", description=_dev.DESCRIPTION)
+    _dev.add_arguments(dev)
+    dev.set_defaults(run=_dev.run)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return int(args.run(args))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,8 +27,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from opspec import _primitive, _runtime  # modules: both import this one (opspec/_primitive.py)
+from opspec._bind import bind, split_batch
 from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
+from opspec._spec import Op, fail
+
+# The modules a formula reads by name, besides the op's `ops`; opspec-gen checks the
+# names a formula reads against the same list (generator/spec_derivs.c).
+_MODULES = {"jnp": jnp, "lax": lax, "jax": jax, "np": np}
+FORMULA_MODULES = (*_MODULES, "ops")
 
 
 def _zero(x: Any) -> Any:
@@ -38,17 +45,15 @@ def _is_zero(t: Any) -> bool:
     return type(t) is ad.Zero
 
 
-def _scope(op: Any, attrs: tuple, values: dict) -> dict:
-    """The names a formula may read: jnp, lax, jax, np, ops, the attributes, the shape
-    symbols (from the inputs' shapes, as the spec binds them) and the arrays `values`."""
-    scope = {"jnp": jnp, "lax": lax, "jax": jax, "np": np, "ops": importlib.import_module(f"{op.package}.ops")}
-    scope.update(dict(attrs))
-    for spec in op.inputs:
-        shape = tuple(values[spec.name].shape)
-        fixed = spec.shape[1:] if spec.shape and spec.shape[0] is Ellipsis else spec.shape
-        for dim, extent in zip(fixed, shape[len(shape) - len(fixed) :]):
-            if isinstance(dim, str):
-                scope.setdefault(dim, extent)
+def _scope(op: Op, attrs: tuple, values: dict) -> dict:
+    """The names a formula may read: FORMULA_MODULES, the attributes, the shape symbols
+    (the Binding of the inputs in `values`) and the arrays `values`."""
+    package_ops = f"{op.package}.ops"
+    scope = dict(_MODULES, ops=sys.modules.get(package_ops) or importlib.import_module(package_ops))
+    inputs = [values[spec.name] for spec in op.inputs]
+    binding = bind(op, [tuple(x.shape) for x in inputs], [x.dtype for x in inputs], dict(attrs))
+    scope.update(binding.attrs)
+    scope.update(binding.symbols)
     scope.update(values)
     return scope
 
@@ -72,7 +77,7 @@ def _evaluate(op: Any, input: str, d: Any, key: str, scope: dict, then: Any) -> 
     except Exception as e:
         about = "" if d.kind == "transpose" else f" of output '{key}'"
         where = d.where.get(key)
-        _runtime._fail(
+        fail(
             op,
             f"input '{input}'",
             f"its {d.kind} derivative{about}{f' ({where})' if where else ''} failed while JAX traced it: "
@@ -152,7 +157,7 @@ def _jvp_one(
             continue
         d = op.derivatives.get(spec.name)
         if d is None:
-            _runtime._fail(
+            fail(
                 op,
                 f"input '{spec.name}'",
                 "cannot be differentiated: the spec declares no derivative for it "
@@ -203,7 +208,7 @@ def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
             if i in known:
                 full.append(next(it))
             else:
-                _, core = _primitive.split_batch(tuple(x.aval.shape), batch_mask[i])
+                _, core = split_batch(tuple(x.aval.shape), batch_mask[i])
                 full.append(ad.UndefinedPrimal(ShapedArray(core, x.aval.dtype)))
         return [r for r in _transpose_one(op, params["attrs"], cts, full) if r is not None]
 
@@ -230,7 +235,7 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
             continue
         d = op.derivatives.get(spec.name)
         if d is None or d.kind != "transpose":
-            _runtime._fail(
+            fail(
                 op,
                 f"input '{spec.name}'",
                 "cannot be transposed: reverse mode needs a `transpose:` derivative for it (docs/gradients.md)",

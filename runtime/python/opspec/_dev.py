@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from opspec._paths import cmake_dir
+
 STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
 
 
@@ -35,8 +37,6 @@ def say(message: str) -> None:
 
 
 def configure_args(project: pathlib.Path, build: pathlib.Path, cuda: bool, cuda_sim: bool) -> list[str]:
-    from opspec.__main__ import cmake_dir
-
     args = ["cmake", "-S", str(project), "-B", str(build)]
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
@@ -120,19 +120,24 @@ def watched(project: pathlib.Path) -> dict:
     return {str(f): f.stat().st_mtime_ns for f in files if f.exists()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="opspec dev",
-        description="Build the package in this folder for development (CPU only, kept build folder) and run "
-        "COMMAND with it first on PYTHONPATH.",
-    )
+DESCRIPTION = (
+    "Build the package in this folder for development (CPU only, kept build folder) and run "
+    "COMMAND with it first on PYTHONPATH."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `opspec dev` (opspec.__main__ holds the one parser)."""
     parser.add_argument("--build-dir", type=pathlib.Path, help="the kept build folder (default: build/dev)")
     parser.add_argument("--cuda", action="store_true", help="build the CUDA handlers too (needs nvcc)")
     parser.add_argument("--cuda-sim", action="store_true", help="build the CUDA simulator too (backend='cuda_sim')")
     parser.add_argument("--jobs", "-j", type=int, help="parallel compile jobs (default: the build tool's)")
     parser.add_argument("--watch", action="store_true", help="rebuild and rerun COMMAND on every spec change")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="what to run after a build, e.g. pytest -q tests")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`opspec dev` with parsed `args`: build, then run the command; 2 outside a project."""
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     project = pathlib.Path.cwd()
     if not (project / "CMakeLists.txt").exists():

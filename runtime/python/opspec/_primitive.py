@@ -19,7 +19,6 @@ Nothing here runs when the compiled computation runs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,17 +26,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-# Module imports, not names: _runtime, _derivatives and _sharding import this module too,
-# and every import is at module level, so that no call runs an import statement (an op
+# Every import is at module level, so that no call runs an import statement (an op
 # called from a __del__ at interpreter shutdown cannot import anything).
-from opspec import _derivatives, _runtime, _sharding, _tables
+from opspec import _bind, _derivatives, _sharding, _tables
+from opspec._bind import Binding, batch_extents, split_batch
 from opspec._jax_private import Primitive, ShapedArray, ad, batching, mlir, require_devices_during_lowering
+from opspec._spec import Op
+from opspec._targets import target_name
 
 _PRIMITIVES: dict[tuple[str, str], Primitive] = {}
 
 
-def primitive(op: Any) -> Primitive:
-    """The primitive of `op` (an opspec._runtime.Op), made and registered on first use."""
+def primitive(op: Op) -> Primitive:
+    """The primitive of `op`, made and registered on first use."""
     key = (op.package, op.name)
     p = _PRIMITIVES.get(key)
     if p is None:
@@ -61,13 +62,15 @@ def _needs_devices(p: Primitive) -> None:
     require_devices_during_lowering(p)
 
 
-def bind(op: Any, arrays: Sequence[Any], attrs: dict, backend: str | None) -> list:
-    """Calls `op` on checked `arrays` with converted `attrs`: one unbatched call."""
+def bind(binding: Binding, arrays: Sequence[Any], backend: str | None) -> list:
+    """Calls the op on `arrays`, which `binding` read: one unbatched call, with the
+    binding's converted attributes as the primitive's parameter."""
+    op = binding.op
     return primitive(op).bind(
         *arrays,
         op=op,
         backend=backend,
-        attrs=tuple(attrs.items()),
+        attrs=tuple(binding.attrs.items()),
         batch_rank=0,
         batch_mask=(0,) * len(op.inputs),
         kept=False,
@@ -88,154 +91,18 @@ def _compiled(p: Primitive, params: dict) -> Callable:
     return fn
 
 
-# ---- shapes ---------------------------------------------------------------------------
-
-
-def split_batch(shape: tuple, mask: int) -> tuple[tuple, tuple]:
-    """(batch dims, core dims) of an input whose leading dims are its set mask bits."""
-    nb = bin(mask).count("1")
-    return tuple(shape[:nb]), tuple(shape[nb:])
-
-
-def batch_extents(op: Any, shapes: Sequence[tuple], batch_rank: int, batch_mask: tuple) -> tuple:
-    """The extent of every batch dim, from the inputs that carry it."""
-    extents: list = [None] * batch_rank
-    for shape, mask in zip(shapes, batch_mask):
-        d = 0
-        for k in range(batch_rank):
-            if mask >> k & 1:
-                extents[k] = shape[d]
-                d += 1
-    return tuple(extents)
-
-
-# The most bytes an output may have: XLA sizes an array in int64 bytes, and jaxlib aborts
-# the process (overflow in static extent product) on an array of 2**63 bytes or more,
-# where it reports RESOURCE_EXHAUSTED below that (measured on jaxlib 0.10.2, CPU).
-MAX_OUTPUT_BYTES = 2**63 - 1
-
-
-def out_shapes(op: Any, core_shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict, batch: tuple = ()) -> list:
-    """Every output's (shape, dtype) for inputs of `core_shapes` and `dtypes`, from the
-    spec's shape symbols and expressions, with the batch dims `batch` in front. Dims may be
-    symbolic (jax.export). A shape with a negative dim, or of more than MAX_OUTPUT_BYTES
-    bytes, is an OpError naming the attributes and inputs its dims come from."""
-    types: dict = {}
-    symbols: dict = {}
-    symbol_from: dict = {}
-    ellipsis: tuple = ()
-    ellipsis_from = ""
-    for spec, shape, dtype in zip(op.inputs, core_shapes, dtypes):
-        if spec.dtype in op.types:
-            types.setdefault(spec.dtype, np.dtype(dtype))
-        has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
-        fixed = spec.shape[1:] if has_ellipsis else spec.shape
-        lead = len(shape) - len(fixed)
-        if has_ellipsis:
-            ellipsis, ellipsis_from = tuple(shape[:lead]), ellipsis_from or spec.name
-        for d, dim in enumerate(fixed):
-            if isinstance(dim, str) and dim not in symbols:
-                symbols[dim], symbol_from[dim] = shape[lead + d], spec.name
-    scope: dict = dict(symbols)
-    int_attrs = [spec.name for spec in op.attrs if spec.type.startswith("int")]
-    for name in int_attrs:
-        scope[name] = int(attrs[name])
-    for spec, shape in zip(op.inputs, core_shapes):
-        scope[f"{spec.name}_size"] = math.prod(shape)
-        symbol_from[f"{spec.name}_size"] = spec.name
-    outs = []
-    for spec in op.outputs:
-        out: list = list(batch)
-        names: list = []  # the scope names the dims read, for errors
-        for dim in spec.shape:
-            if dim is Ellipsis:
-                out.extend(ellipsis)  # an output '...' implies an input '...' (checked by opspec-gen)
-                names.append("...")
-            elif callable(dim):
-                # The generated expression reads the scope as s["name"]: its string constants.
-                reads = [c for c in dim.__code__.co_consts if isinstance(c, str) and c in scope]
-                try:
-                    value = dim(scope)
-                except ZeroDivisionError:
-                    found = _sources(reads, int_attrs, symbol_from, ellipsis_from, scope)
-                    found.sort(key=lambda s: not s[0].startswith("attribute"))
-                    _runtime._fail(
-                        op,
-                        ", ".join(s[0] for s in found) or f"output '{spec.name}'",
-                        f"expected output '{spec.name}' shape expression not to divide by zero, got "
-                        + ", ".join(s[1] for s in found),
-                    )
-                except Exception as e:  # symbolic dims the expression cannot take (max, min, %)
-                    _runtime._fail(
-                        op,
-                        f"output '{spec.name}'",
-                        f"its shape expression cannot be computed for symbolic dims {symbols} ({e})",
-                    )
-                out.append(int(value) if isinstance(value, (int, np.integer)) else value)
-                names.extend(reads)
-            else:
-                out.append(dim if isinstance(dim, int) else scope[dim])
-                names.append(dim)
-        dtype = types[spec.dtype] if spec.dtype in types else np.dtype(spec.dtype)
-        _check_size(
-            op,
-            spec.name,
-            tuple(out),
-            dtype,
-            len(batch),
-            lambda: _sources(names, int_attrs, symbol_from, ellipsis_from, scope),
-        )
-        outs.append((tuple(out), dtype))
-    return outs
-
-
-def _sources(names: list, int_attrs: list, symbol_from: dict, ellipsis_from: str, scope: dict) -> list:
-    """(argument, value) for the attributes and inputs that scope `names` come from."""
-    found: dict = {}
-    for name in names:
-        if name in int_attrs:
-            found.setdefault(f"attribute '{name}'", f"{name} = {scope[name]}")
-        elif name == "...":
-            found.setdefault(f"input '{ellipsis_from}'", f"input '{ellipsis_from}' with leading dims ('...')")
-        elif name in symbol_from:
-            found.setdefault(
-                f"input '{symbol_from[name]}'", f"input '{symbol_from[name]}' giving {name} = {scope[name]}"
-            )
-    return list(found.items())
-
-
-def _check_size(op: Any, output: str, shape: tuple, dtype: np.dtype, batch_rank: int, sources: Callable) -> None:
-    """Refuses an output `shape` with a negative dim or of more than MAX_OUTPUT_BYTES bytes
-    (a shape with symbolic dims, from jax.export, only for its negative dims), naming what
-    it comes from (`sources()`): attributes first (what a caller sets by hand), then inputs."""
-    negative = any(isinstance(d, int) and d < 0 for d in shape)
-    known = all(isinstance(d, int) for d in shape)
-    nbytes = math.prod(shape) * dtype.itemsize if known and not negative else 0
-    if not negative and nbytes <= MAX_OUTPUT_BYTES:
-        return
-    found = sorted(sources(), key=lambda s: not s[0].startswith("attribute"))
-    what = ", ".join(s[0] for s in found) or f"output '{output}'"
-    got = ", ".join(s[1] for s in found)
-    if batch_rank:
-        got += f"{', ' if got else ''}vmap batch dims {shape[:batch_rank]}"
-    got = f"{got}, " if got else ""
-    if negative:
-        _runtime._fail(op, what, f"expected output '{output}' dims of at least 0, got {got}output shape {shape}")
-    _runtime._fail(
-        op,
-        what,
-        f"expected output '{output}' ({dtype.name}) of at most 2**63 - 1 bytes, the most XLA can "
-        f"address, got {got}output shape {shape} of {nbytes} bytes",
-    )
+# ---- abstract evaluation -------------------------------------------------------------
 
 
 def _abstract_eval(
     *avals: Any, op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool
 ) -> list:
+    """The outputs' shapes and dtypes (and shardings, under explicit sharding) from the
+    call's Binding, read from the inputs' shapes without their batch dims."""
     shapes = [tuple(a.shape) for a in avals]
-    extents = batch_extents(op, shapes, batch_rank, batch_mask)
     core = [split_batch(s, m)[1] for s, m in zip(shapes, batch_mask)]
-    outs = out_shapes(op, core, [a.dtype for a in avals], dict(attrs), batch=extents)
+    binding = _bind.bind(op, core, [a.dtype for a in avals], dict(attrs))
+    outs = binding.out_shapes(batch=batch_extents(shapes, batch_rank, batch_mask))
     shardings = _sharding.out_shardings(op, avals, [s for s, _ in outs], batch_rank, batch_mask)
     if shardings is None:
         return [ShapedArray(shape, dtype) for shape, dtype in outs]
@@ -251,7 +118,7 @@ def ffi_body(
     """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target.
     A `kept` call (opspec/_derivatives.py) is a custom call with a side effect, which XLA
     runs even where its outputs are not used."""
-    target = _runtime.target_name(op, backend)
+    target = target_name(op, backend)
     extra = dict(attrs)
     if op.fingerprint:  # checked by the handler: an export made before the kernel changed fails
         extra["opspec_kernel"] = op.fingerprint
@@ -267,7 +134,7 @@ def ffi_body(
 
 
 def _lowering(ctx: Any, *args: Any, **params: Any) -> Any:
-    body = _sharding.partitioned(ctx, params, ffi_body(**params, avals_out=ctx.avals_out))
+    body = _sharding.partitioned(ctx, params, lambda avals_out: ffi_body(**params, avals_out=avals_out))
     return mlir.lower_fun(body, multiple_results=True)(ctx, *args)
 
 
@@ -311,7 +178,7 @@ def _batch(p: Primitive, args: Sequence, dims: Sequence, *, op: Any, batch_rank:
             x, m = jnp.moveaxis(x, d, 0), (m << 1) | 1
         new_args.append(x)
         new_mask.append(m)
-    extents = batch_extents(op, [tuple(x.shape) for x in new_args], batch_rank + 1, tuple(new_mask))
+    extents = batch_extents([tuple(x.shape) for x in new_args], batch_rank + 1, tuple(new_mask))
     for i in aliased:
         # An aliased input is its output's memory, which has every batch dim: an
         # input missing some gets them (the one case native batching copies).

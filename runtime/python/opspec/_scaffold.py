@@ -20,6 +20,7 @@ import pathlib
 import sys
 
 import opspec
+from opspec._paths import schema_path
 
 # The first op: element-wise, with an attribute and derivatives, so that check_op has
 # every kind of check to run on it.
@@ -93,7 +94,7 @@ build-backend = "scikit_build_core.build"
 name = "{package}"
 version = "0.1.0"
 description = "JAX ops built with opspec from the YAML specs in specs/"
-requires-python = ">=3.10"
+requires-python = ">=3.11"
 # The opspec this package is compiled against at build time, at run time.
 dependencies = ["opspec>={major_minor},<{next_minor}", "jax>=0.5"]
 
@@ -138,8 +139,6 @@ __pycache__/
 def schema_comment() -> str:
     """The first line of a spec, for editors with yaml-language-server: this opspec's spec
     schema (python -m opspec schema --path), when it ships one."""
-    from opspec.__main__ import schema_path
-
     try:
         return f"# yaml-language-server: $schema={schema_path().as_uri()}\n"
     except RuntimeError:
@@ -190,15 +189,17 @@ def create(package: str, where: pathlib.Path) -> list[pathlib.Path]:
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="opspec new",
-        description="Make a folder with a new package of opspec ops: pyproject.toml, CMakeLists.txt, "
-        "one spec and its test.",
-    )
+DESCRIPTION = "Make a folder with a new package of opspec ops: pyproject.toml, CMakeLists.txt, one spec and its test."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `opspec new` (opspec.__main__ holds the one parser)."""
     parser.add_argument("package", help="the Python import name of the new package (e.g. myops)")
     parser.add_argument("--dir", type=pathlib.Path, help="the folder to make (default: ./<package>)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`opspec new` with parsed `args`: write the folder; 2 for a bad name or folder."""
     where = args.dir if args.dir is not None else pathlib.Path(args.package)
     try:
         written = create(args.package, where)

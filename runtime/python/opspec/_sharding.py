@@ -41,8 +41,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from opspec import _primitive, _runtime  # modules: _primitive imports this one
 from opspec._jax_private import ShapedArray, custom_partitioning, lowering_axis_context
+from opspec._spec import Array, Op, OpError
 
 
 @dataclasses.dataclass
@@ -74,7 +74,7 @@ class Rule:
 
 
 def rule(
-    op: Any,
+    op: Op,
     in_shapes: Sequence[tuple],
     out_shapes: Sequence[tuple],
     batch_rank: int,
@@ -86,15 +86,13 @@ def rule(
     symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)}
     ellipsis_rank = 0
 
-    def core(spec: Any, rank: int) -> list:
+    def core(spec: Array, rank: int) -> list:
         nonlocal ellipsis_rank
-        has_ellipsis = bool(spec.shape) and spec.shape[0] is Ellipsis
-        fixed = spec.shape[1:] if has_ellipsis else spec.shape
-        lead = rank - len(fixed)
-        if has_ellipsis:
+        lead = spec.lead(rank)
+        if spec.has_ellipsis:
             ellipsis_rank = lead
-        factors = [f"e{j}" for j in range(lead)] if has_ellipsis else []
-        for dim in fixed:
+        factors = [f"e{j}" for j in range(lead)]
+        for dim in spec.fixed:
             factors.append(f"s_{dim}" if isinstance(dim, str) and dim in symbols else f"f{next(counter)}")
         return factors
 
@@ -115,7 +113,7 @@ def rule(
         outputs.append(factors)
     in_factors = {f for fs in inputs for f in fs}
     out_factors = {f for fs in outputs for f in fs}
-    declared = set(getattr(op, "independent", ()))
+    declared = set(op.independent)
 
     def declared_independent(f: str) -> bool:
         # A batch element never reads another; a symbol only where the spec says so.
@@ -129,7 +127,7 @@ def rule(
     # A reduction is a symbol in no output (the generator checks the spec says so); the
     # '...' group reduces as a whole.
     reduced = {}
-    for symbol, how in getattr(op, "reduce", {}).items():
+    for symbol, how in op.reduce.items():
         for f in in_factors - out_factors:
             if f == f"s_{symbol}" or (symbol == "..." and f.startswith("e")):
                 reduced[f] = how
@@ -173,7 +171,7 @@ def spec_of(factors: list, found: dict) -> jax.sharding.PartitionSpec:
     return jax.sharding.PartitionSpec(*(found.get(f) for f in factors))
 
 
-def out_shardings(op: Any, avals_in: Sequence, out_shapes: Sequence, batch_rank: int, batch_mask: tuple) -> Any:
+def out_shardings(op: Op, avals_in: Sequence, out_shapes: Sequence, batch_rank: int, batch_mask: tuple) -> Any:
     """Under explicit sharding (jax.sharding.AxisType.Explicit, the default mesh of newer
     jax), the shardings of the outputs, which types carry: each pass-through dim keeps
     its input's mesh axes. None when no input is explicitly sharded."""
@@ -218,8 +216,11 @@ def _devices(ctx: Any) -> int:
     return 1 if devices is None else len(devices)
 
 
-def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
-    """`body`, the op's call, as a custom_partitioning op when several devices run it."""
+def partitioned(ctx: Any, params: dict, make_body: Callable[[Sequence], Callable]) -> Callable:
+    """The op's call, as a custom_partitioning op when several devices run it.
+    `make_body(avals_out)` is the call for outputs of those shapes (opspec._primitive's
+    ffi_body): the whole arrays' here, each shard's in the partition."""
+    body = make_body(ctx.avals_out)
     devices = _devices(ctx)
     if devices <= 1:
         return body
@@ -258,7 +259,7 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
                 f"input '{spec.name}' {tuple(a.shape)} as {getattr(a.sharding, 'spec', a.sharding)}"
                 for spec, a in zip(op.inputs, arg_shapes)
             )
-            raise _runtime.OpError(f"{op.package}.ops.{op.name}: cannot shard the call ({placed}): {e}") from e
+            raise OpError(f"{op.package}.ops.{op.name}: cannot shard the call ({placed}): {e}") from e
 
     def split(mesh: Any, arg_shapes: Any) -> Any:
         found = axes_of(r, [a.sharding for a in arg_shapes])
@@ -276,7 +277,7 @@ def partitioned(ctx: Any, params: dict, body: Callable) -> Callable:
             return tuple(out)
 
         local_out = [ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)]
-        lower = _primitive.ffi_body(**params, avals_out=local_out)
+        lower = make_body(local_out)
         # Each sharded reduction combines every output across its mesh axes.
         combine = [(_COLLECTIVES[r.reduced[f]], found[f]) for f in r.reduction() if f in found]
 

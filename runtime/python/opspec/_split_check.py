@@ -20,19 +20,18 @@ from typing import Any
 
 import numpy as np
 
+from opspec._spec import Array
+
 _COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 
-def _axes(spec: Any, rank: int, symbol: str) -> list:
+def _axes(spec: Array, rank: int, symbol: str) -> list:
     """The axes of an array of this spec and rank that carry `symbol` ("...": each dim of
     the group, in order)."""
-    shape = spec.shape
-    has_ellipsis = bool(shape) and shape[0] is Ellipsis
-    fixed = shape[1:] if has_ellipsis else shape
-    lead = rank - len(fixed) if has_ellipsis else 0
+    lead = spec.lead(rank)
     if symbol == "...":
         return list(range(lead))
-    return [lead + d for d, dim in enumerate(fixed) if isinstance(dim, str) and dim == symbol]
+    return [lead + d for d, dim in enumerate(spec.fixed) if isinstance(dim, str) and dim == symbol]
 
 
 def _cuts(extent: int) -> list:
@@ -55,8 +54,7 @@ def check_splits(checker: Any, whole: tuple, close: Callable) -> None:
     """Runs the split checks on `checker` (a testing._Checker); `whole` is the whole call's
     outputs; `close(got, want, rtol, atol)` asserts closeness."""
     rec = checker.record
-    independent = tuple(getattr(rec, "independent", ()))
-    reduce = dict(getattr(rec, "reduce", {}))
+    independent, reduce = rec.independent, rec.reduce
     if not independent and not reduce:
         checker.not_applicable("split", "the spec declares no independent: or reduce: symbols")
         return
@@ -94,6 +92,7 @@ def check_splits(checker: Any, whole: tuple, close: Callable) -> None:
                 for j, spec in enumerate(rec.outputs):
                     want = np.asarray(whole[j])
                     parts = [np.asarray(p[j]) for p in pieces]
+                    checks: list[tuple[Any, str, float | None]]
                     if how is not None:
                         got = parts[0]
                         for p in parts[1:]:
@@ -106,9 +105,9 @@ def check_splits(checker: Any, whole: tuple, close: Callable) -> None:
                         checks = [(np.concatenate(parts, axis=axis), "the pieces' outputs concatenated", None)]
                     else:
                         checks = [(p, f"the output of piece {k + 1}", None) for k, p in enumerate(parts)]
-                    for got, what, atol in checks:
+                    for got, what, bound in checks:
                         try:
-                            close(got, want, checker.rtol, atol if atol is not None else checker.atol)
+                            close(got, want, checker.rtol, bound if bound is not None else checker.atol)
                         except AssertionError as e:
                             declared = f"reduce: {{{symbol}: {how}}}" if how else f"independent: [{symbol}]"
                             raise AssertionError(

@@ -11,13 +11,13 @@ same names, which are stable (<package>_<op>, <package>_<op>.<backend>).
 
 from __future__ import annotations
 
-from opspec import _runtime
+from opspec import _targets
 
 
 def targets(package: str | None = None) -> list:
     """The FFI target names registered in this process (of `package`, or of every
     opspec package), sorted."""
-    return sorted({name for (name, _platform), owner in _runtime._REGISTERED.items() if package in (None, owner)})
+    return sorted({name for (name, _platform), owner in _targets.REGISTERED.items() if package in (None, owner)})
 
 
 def checks(package: str | None = None) -> list:

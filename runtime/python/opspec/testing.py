@@ -32,11 +32,11 @@ unchecked, and why; which do not apply to the op's spec, and why) and raises
 
 from __future__ import annotations
 
+import ast
 import builtins
 import dataclasses
 import inspect
 import itertools
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,8 +45,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _primitive, _runtime, _split_check
-from opspec._runtime import Op, OpError
+from opspec import _split_check, _targets
+from opspec._bind import bind, convert_attr
+from opspec._derivatives import FORMULA_MODULES
+from opspec._runtime import as_array, call, record_of
+from opspec._spec import Derivative, Op, OpError, fail, shown
 
 __all__ = ["CheckReport", "check_op", "op_record", "with_derivatives"]
 
@@ -91,43 +94,41 @@ def op_record(op: Any) -> Op:
     trial = getattr(op, "_opspec_record", None)  # a function with_derivatives made
     if isinstance(trial, Op):
         return trial
-    module = sys.modules.get(getattr(op, "__module__", ""), None)
-    record = getattr(module, f"_op_{getattr(op, '__name__', '')}", None)
-    if not isinstance(record, Op):
+    record = record_of(op)
+    if record is None:
         raise TypeError(
             f"expected an op function (opspec.ops.<name>, or a package's) or an opspec._runtime.Op, "
-            f"got {_runtime._shown(op)} (no record _op_<name> in its module)"
+            f"got {shown(op)} (no record _op_<name> in its module)"
         )
-    package = op.__module__.rsplit(".", 1)[0]
-    return record if record.package == package else dataclasses.replace(record, package=package)
+    return record
 
 
-_SCOPE_MODULES = ("jnp", "lax", "jax", "np", "ops")
 _BUILTINS = ("abs", "float", "int", "len", "max", "min", "range", "sum", "tuple")  # as in ops.py
 
 
 def _formula(record: Op, input: str, key: str, text: str) -> Callable:
     """A formula in the spec's syntax as the generator writes it into ops.py: a lambda
-    taking the names it reads. Names it cannot read are an OpError, as opspec-gen's."""
-    import ast
-
+    taking the names it reads. Names it cannot read are an OpError, as opspec-gen's
+    (generator/py_formula.c, spec_derivs.c: the one home of these rules is the generator,
+    which has no entry point for one formula yet; FORMULA_MODULES is shared with the
+    derivative rules)."""
     what = f"input '{input}'"
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        _runtime._fail(record, what, f"formula {text!r} is not a Python expression: {e.msg}")
+        fail(record, what, f"formula {text!r} is not a Python expression: {e.msg}")
     known = {s.name for s in record.inputs} | {s.name for s in record.outputs} | {a.name for a in record.attrs}
     known |= {f"{s.name}_dot" for s in record.inputs} | {f"{s.name}_bar" for s in record.outputs}
     known |= {d for s in record.inputs for d in s.shape if isinstance(d, str)}  # shape symbols
-    known |= set(_SCOPE_MODULES)
+    known |= set(FORMULA_MODULES)
     names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(_BUILTINS))
     unknown = [n for n in names if n not in known]
     if unknown:
-        _runtime._fail(
+        fail(
             record,
             what,
             f"unknown name '{unknown[0]}' in the formula for '{key}' (a formula reads the op's inputs, outputs, "
-            f"attributes and shape symbols, <input>_dot, <output>_bar, {', '.join(_SCOPE_MODULES)} and the builtins "
+            f"attributes and shape symbols, <input>_dot, <output>_bar, {', '.join(FORMULA_MODULES)} and the builtins "
             f"{', '.join(_BUILTINS)})",
         )
     params = "".join(f"{n}, " for n in names)
@@ -161,7 +162,7 @@ def with_derivatives(op: Any, **derivatives: Any) -> Callable:
         for key in formulas:
             if key not in (inputs if kind == "transpose" else outputs):
                 raise TypeError(f"{record!r}: input '{input}': {kind} formula for unknown '{key}'")
-        replaced[input] = _runtime.Derivative(
+        replaced[input] = Derivative(
             kind,
             {key: _formula(record, input, key, text) for key, text in formulas.items()},
             {key: "opspec.testing.with_derivatives" for key in formulas},
@@ -170,23 +171,23 @@ def with_derivatives(op: Any, **derivatives: Any) -> Callable:
     # derivatives from the record each call binds, so the shipped op is not changed.
     trial = dataclasses.replace(record, derivatives=replaced)
 
-    def call(*args: Any, backend: str | None = None, **attrs: Any) -> Any:
+    def trial_call(*args: Any, backend: str | None = None, **attrs: Any) -> Any:
         attrs = {**_defaults(fn), **attrs} if fn is not None else attrs
-        return _runtime.call(trial, args, attrs, backend)
+        return call(trial, args, attrs, backend)
 
     fn = op if not isinstance(op, Op) else None
     if fn is not None:
-        call.__wrapped__ = fn  # type: ignore[attr-defined]  # its signature: the attributes' defaults
-    call.__name__ = record.name
-    call.__doc__ = f"{record!r} with the derivatives of {', '.join(derivatives)} from with_derivatives."
-    call._opspec_record = trial  # type: ignore[attr-defined]
-    return call
+        trial_call.__wrapped__ = fn  # type: ignore[attr-defined]  # its signature: the attributes' defaults
+    trial_call.__name__ = record.name
+    trial_call.__doc__ = f"{record!r} with the derivatives of {', '.join(derivatives)} from with_derivatives."
+    trial_call._opspec_record = trial  # type: ignore[attr-defined]
+    return trial_call
 
 
 def _function(op: Any, record: Op) -> Callable:
     if not isinstance(op, Op):
         return op
-    return lambda *args, backend=None, **attrs: _runtime.call(record, args, attrs, backend)
+    return lambda *args, backend=None, **attrs: call(record, args, attrs, backend)
 
 
 def _defaults(fn: Callable) -> dict:
@@ -235,13 +236,12 @@ class _Checker:
         for name in self.attrs:
             if name not in names:
                 want = f"one of {', '.join(names)}" if names else "none (the op has no attributes)"
-                _runtime._fail(self.record, f"attribute '{name}'", f"expected {want}, got {name}={self.attrs[name]!r}")
+                fail(self.record, f"attribute '{name}'", f"expected {want}, got {name}={self.attrs[name]!r}")
         for name in names:
             if name not in self.attrs:
-                _runtime._fail(
-                    self.record, f"attribute '{name}'", f"expected a value (check_op(..., {name}=...)), got none"
-                )
-        _runtime._convert_attrs(self.record, self.attrs)  # an OpError for a bad value, before any use
+                fail(self.record, f"attribute '{name}'", f"expected a value (check_op(..., {name}=...)), got none")
+        for spec in self.record.attrs:  # an OpError for a bad value, before any use
+            convert_attr(self.record, spec, self.attrs[spec.name])
         self.rng = np.random.default_rng(options["seed"])
         self.make_args = options["make_args"]
         self.rtol, self.atol = options["rtol"], options["atol"]
@@ -251,11 +251,10 @@ class _Checker:
         if not args:
             args = tuple(self.make_args(self.rng)) if self.make_args else self.random_args(self.default_sizes(), None)
         if len(args) != len(self.record.inputs):
-            _runtime._fail(
-                self.record, "inputs", f"expected {len(self.record.inputs)} inputs, got {len(args)} arguments"
-            )
-        arrays = tuple(_runtime._as_array(self.record, spec, a) for spec, a in zip(self.record.inputs, args))
-        self.dtypes, self.symbols, self.ellipsis = _runtime._check_inputs(self.record, arrays)
+            fail(self.record, "inputs", f"expected {len(self.record.inputs)} inputs, got {len(args)} arguments")
+        arrays = [as_array(self.record, spec, a) for spec, a in zip(self.record.inputs, args)]
+        self.binding = bind(self.record, [a.shape for a in arrays], [a.dtype for a in arrays], self.attrs)
+        self.dtypes, self.symbols, self.ellipsis = self.binding.types, self.binding.symbols, self.binding.ellipsis
         self.args = tuple(np.asarray(a) for a in args)
 
     # ---- arguments ----------------------------------------------------------------------
@@ -283,11 +282,7 @@ class _Checker:
         types = dict(getattr(self, "dtypes", {})) if types is None else types
         scope = dict(sizes)
         scope.update(
-            {
-                a.name: int(self.attrs[a.name])
-                for a in self.record.attrs
-                if a.type.startswith("int") and a.name in self.attrs
-            }
+            {a.name: int(self.attrs[a.name]) for a in self.record.attrs if a.is_integer and a.name in self.attrs}
         )
         out = []
         for spec in self.record.inputs:
@@ -310,7 +305,7 @@ class _Checker:
 
     def _integers(self, spec: Any, shape: list, dtype: np.dtype, scope: dict) -> np.ndarray:
         """Random integers that satisfy the input's `check:` (bounds, order), or 0..4."""
-        check = getattr(spec, "check", None)
+        check = spec.check
         lo, hi = 0, 4
         if check is not None and check.min is not None:
             lo = int(check.min(scope))
@@ -400,12 +395,12 @@ class _Checker:
             self.expect_error("a wrong dtype", spec, tuple(args))
             self.ran(f"dtype {spec.name}")
 
-            fixed = [d for d in spec.shape if d is not Ellipsis]
-            if fixed or len(fixed) == len(spec.shape):
+            fixed = spec.fixed
+            if fixed or not spec.has_ellipsis:
                 args = list(self.args)
                 # One dim more than the spec's, or (after a leading '...') one fewer.
                 x = self.args[i]
-                args[i] = x[..., None] if len(fixed) == len(spec.shape) else np.zeros((2,) * (len(fixed) - 1), x.dtype)
+                args[i] = x[..., None] if not spec.has_ellipsis else np.zeros((2,) * (len(fixed) - 1), x.dtype)
                 self.expect_error("a wrong rank", spec, tuple(args))
                 self.ran(f"rank {spec.name}")
             else:
@@ -413,7 +408,7 @@ class _Checker:
 
         seen: dict = {}
         for i, spec in enumerate(rec.inputs):
-            fixed = [d for d in spec.shape if d is not Ellipsis]
+            fixed = spec.fixed
             for d, dim in enumerate(fixed):
                 if isinstance(dim, str):
                     seen.setdefault(dim, []).append((i, d - len(fixed)))
@@ -447,8 +442,8 @@ class _Checker:
         want = None
         for backend in ("cuda_sim", "cuda"):
             check = f"backend {backend}"
-            if (package, name, backend) not in _runtime._TARGETS:
-                why = _runtime._UNAVAILABLE.get((package, backend))
+            if (package, name, backend) not in _targets.TARGETS:
+                why = _targets.UNAVAILABLE.get((package, backend))
                 if backend == "cuda_sim" and why is not None:
                     self.skip(check, f"{why}: the op's CUDA kernels, if it has any, are not compared")
                 else:
@@ -461,7 +456,7 @@ class _Checker:
 
     def on_backend(self, backend: str) -> tuple:
         """The outputs of `backend` for the example arguments, placed on its platform."""
-        device = jax.devices(_runtime.BACKENDS[backend])[0]
+        device = jax.devices(_targets.BACKENDS[backend])[0]
         args = [jax.device_put(a, device) for a in self.args]
         return tuple(np.asarray(o) for o in _outputs(self.fn(*args, backend=backend, **self.attrs)))
 
@@ -521,7 +516,7 @@ class _Checker:
                 continue
             core = [a.shape for a in args]
             try:
-                want = _primitive.out_shapes(rec, core, [a.dtype for a in args], dict(self.attrs_converted()))
+                want = bind(rec, core, [a.dtype for a in args], self.attrs).out_shapes()
             except OpError as e:
                 self.not_applicable(name, f"the spec does not allow it ({e})")
                 continue
@@ -542,9 +537,6 @@ class _Checker:
             return tuple(outs[j] for j in keep)
 
         return f
-
-    def attrs_converted(self) -> dict:
-        return _runtime._convert_attrs(self.record, self.attrs)
 
     def check_grads(self) -> None:
         from jax.test_util import check_grads

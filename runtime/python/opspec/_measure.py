@@ -1,0 +1,132 @@
+"""``python -m opspec tune``: measure where portable CPU loops should go parallel on this
+machine, and save it where every later ``import opspec`` reads it (opspec._tune reads it;
+docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import opspec
+from opspec._tune import ENV, FORMAT, MARGIN, NEVER, cache_file, cpu_count, pick_threshold
+
+
+def _busy() -> str:
+    """Why this machine looks busy (other runnable threads), or ""."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            fields = f.read().split()
+        running = int(fields[3].split("/")[0]) - 1  # not counting this reader
+    except (OSError, ValueError, IndexError):
+        return ""
+    return f"{running} other threads are running on {cpu_count()} CPUs" if running >= cpu_count() else ""
+
+
+def _time_calls(fn: Callable[[], Any], min_seconds: float) -> float:
+    """Seconds per call of fn (which blocks until done): a batch of at least
+    `min_seconds`."""
+    calls, t0 = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_seconds:
+            return elapsed / calls
+
+
+def measure(
+    sizes: list[int] | None = None, rounds: int = 9, min_seconds: float = 0.004, log: Callable[[str], None] = print
+) -> list[dict]:
+    """Times opspec's element-wise `add` (float32) with the loop forced serial and forced
+    parallel (every thread, in the pool in use: opspec.cpu_pool()), interleaved, at each
+    size: one row per size with the medians in ms."""
+    sizes = sizes or [2**k for k in range(12, 24)]
+    add = jax.jit(opspec.ops.add)
+    before = opspec.parallel_threshold()
+    rows = []
+    try:
+        for n in sizes:
+            x = jnp.ones(n, jnp.float32)
+            y = jnp.ones(n, jnp.float32)
+
+            def call() -> None:
+                jax.block_until_ready(add(x, y))
+
+            times: dict[str, list[float]] = {"serial": [], "parallel": []}
+            for mode in ("serial", "parallel"):  # warm up, the helper threads included
+                opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
+                _time_calls(call, min_seconds)
+            for _ in range(rounds):
+                for mode in ("serial", "parallel"):
+                    opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
+                    times[mode].append(_time_calls(call, min_seconds) * 1e3)
+            row = {
+                "size": n,
+                "serial_ms": statistics.median(times["serial"]),
+                "parallel_ms": statistics.median(times["parallel"]),
+            }
+            rows.append(row)
+            log(
+                f"  {n:>10}  serial {row['serial_ms']:9.4f} ms  parallel {row['parallel_ms']:9.4f} ms"
+                f"  serial/parallel {row['serial_ms'] / row['parallel_ms']:5.2f}"
+            )
+    finally:
+        opspec.set_parallel_threshold(before)
+    return rows
+
+
+def tune(
+    save: bool = True,
+    rounds: int = 9,
+    sizes: list[int] | None = None,
+    min_seconds: float = 0.004,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Measures this machine's crossover, and saves it (unless save is False) where
+    every later ``import opspec`` on this machine reads it. Returns what it saved."""
+    threads = opspec._opspec.cpu_threads()
+    result: dict[str, Any] = {
+        "format": FORMAT,
+        "host": socket.gethostname(),
+        "cpus": cpu_count(),
+        "threads": threads,
+        "op": "add float32",
+        "pool": opspec.cpu_pool(),
+        "margin": MARGIN,
+        "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "opspec": opspec.__version__,
+    }
+    if threads < 2:
+        log("one thread only: loops stay serial")
+        result["rows"] = []
+        result["parallel_threshold"] = NEVER
+    else:
+        busy = _busy()
+        if busy:
+            log(f"warning: {busy}; what is measured now is the load, and the result will say so")
+        log(f"timing `add` (float32), serial against {threads} threads, median of {rounds} interleaved rounds:")
+        result["rows"] = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log)
+        result["parallel_threshold"] = pick_threshold(result["rows"])
+    if result["parallel_threshold"] == NEVER:
+        log("more threads never won by 10%: portable loops will stay serial")
+    else:
+        log(f"parallel threshold: {result['parallel_threshold']} trips")
+    if save:
+        path = cache_file()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+        opspec.set_parallel_threshold(result["parallel_threshold"])
+        log(f"saved: {path} (every `import opspec` on this machine reads it; {ENV} overrides it)")
+    return result
