@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from test_user_packages import cmake_dir, generator, run
+from builds import cmake_dir, generator, run
 
 # A portable kernel with an undeclared name (line 10, column 22).
 BAD_KERNEL = """\

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from test_user_packages import ADD_A, CLAMP_B, cmake_dir
+from builds import cmake_dir
+from test_user_packages import ADD_A, CLAMP_B
 
 CHECK = "import numpy as np, devpkg; print(np.asarray(devpkg.ops.add(np.ones(3, np.float32), np.ones(3, np.float32))))"
 

@@ -12,25 +12,9 @@ import sys
 import textwrap
 
 import pytest
+from builds import cmake_dir, generator, run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def cmake_dir() -> str:
-    r = subprocess.run([sys.executable, "-m", "opspec", "--cmake-dir"], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip("opspec is not pip-installed (no CMake package): " + r.stderr.strip()[-200:])
-    return r.stdout.strip()
-
-
-def generator() -> list:
-    return ["-G", "Ninja"] if shutil.which("ninja") else []
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    assert r.returncode == 0, f"{cmd}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
-    return r
 
 
 ADD_A = """\
