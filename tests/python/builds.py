@@ -72,7 +72,7 @@ def configure(project: pathlib.Path, build: pathlib.Path, *args: str) -> subproc
     return run(["cmake", "-S", str(project), "-B", str(build), *generator(), *launcher(), python, *args])
 
 
-def build(build_dir: pathlib.Path, target: str | None = None) -> subprocess.CompletedProcess:
+def cmake_build(build_dir: pathlib.Path, target: str | None = None) -> subprocess.CompletedProcess:
     return run(["cmake", "--build", str(build_dir), "-j", "2", *(["--target", target] if target else [])])
 
 
@@ -133,5 +133,5 @@ def build_tree(folder: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     build_dir = project / "build"
     cuda = "AUTO" if shutil.which("nvcc") else "OFF"
     configure(project, build_dir, f"-DOPSPEC_CUDA={cuda}", "-DBUILD_TESTING=OFF")
-    build(build_dir)
+    cmake_build(build_dir)
     return project, build_dir
