@@ -9,7 +9,7 @@ made as few times per session as the tests allow.
   into specs/ (CUDA where nvcc is, -Werror). The copy holds only the registered specs:
   the shipped ones are built by `./run` already. Tests that only read that build share
   it; a run of one test file builds only that file's specs.
-- A user's package: `write_package` + `configure` + `build`, against the installed
+- A user's package: `write_package`, `configure`, `cmake_build`, against the installed
   opspec's CMake package (find_package(opspec), what users do) or, where opspec is not
   pip-installed, add_subdirectory() of the source tree. Those tests edit their package
   and rebuild, or expect the build to fail, so each has its own; the package that only
