@@ -11,7 +11,7 @@
 # when it ends. Exits non-zero if either half fails; exit 5 (pytest collected no tests:
 # tests/python missing or broken) is a failure too.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 py=$1
 shift
 
