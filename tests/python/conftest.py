@@ -53,6 +53,16 @@ def reading_package(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="session")
+def tree_build(tmp_path_factory):
+    """(project, build folder): one copy of the source tree holding every spec the
+    collected test modules registered (builds.register_tree_specs), built once per
+    session as a user builds opspec after adding specs. Tests only read it."""
+    import builds
+
+    return builds.build_tree(tmp_path_factory.mktemp("tree"))
+
+
 @pytest.fixture
 def checks_off():
     """Data checks off (opspec.set_checks(False)) for one test, back on after it."""

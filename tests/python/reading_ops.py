@@ -4,19 +4,14 @@ with correct unsharded results; each comes twice, as `<name>` with no `independe
 (the sharding rule must gather it) and as `<name>_claimed`, which falsely declares the
 dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise.
 
-`build(folder)` builds them once into the package `reading` (CMake, add_subdirectory of
-this source tree, CUDA OFF), and returns the folder to put on sys.path / PYTHONPATH."""
+`build(folder)` builds them once into the package `reading` (CMake, CUDA OFF: builds.py),
+and returns the folder to put on sys.path / PYTHONPATH."""
 
-import os
-import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
+import builds
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SPECS = {
     "cumsum": (
@@ -162,38 +157,19 @@ def shape_of(name: str, size: int) -> tuple:
 
 
 def build(folder: Path) -> Path:
-    project = folder / "reading"
-    specs = project / "specs"
-    specs.mkdir(parents=True)
+    specs = {}
     for name, (dims, text) in SPECS.items():
         body = textwrap.dedent(text)
-        (specs / f"{name}.yaml").write_text(f"op: {name}\n{body}")
-        (specs / f"{name}_claimed.yaml").write_text(f"op: {name}_claimed\n{body}independent: {dims}\n")
-    (specs / "axpy.yaml").write_text(AXPY)
-    (project / "CMakeLists.txt").write_text(
-        textwrap.dedent(f"""\
-        cmake_minimum_required(VERSION 3.24)
-        project(reading LANGUAGES C)
-        add_subdirectory({ROOT.as_posix()} opspec)
-        opspec_add_extension(reading SPECS specs CUDA OFF CUDA_SIM OFF)
-        """)
-    )
+        specs[name] = f"op: {name}\n{body}"
+        specs[f"{name}_claimed"] = f"op: {name}_claimed\n{body}independent: {dims}\n"
+    specs["axpy"] = AXPY
+    project = folder / "reading"
+    # Against the installed opspec's CMake package where there is one (no second build of
+    # opspec-gen); else add_subdirectory() of this source tree.
+    installed = builds.has_cmake_package()
+    builds.write_package(project, "reading", specs, "CUDA OFF CUDA_SIM OFF", vendor=not installed)
     build_dir = project / "build"
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    configure = [
-        "cmake",
-        "-S",
-        str(project),
-        "-B",
-        str(build_dir),
-        *generator,
-        f"-DPython3_EXECUTABLE={sys.executable}",
-        "-DOPSPEC_CUDA=OFF",
-        "-DBUILD_TESTING=OFF",
-    ]
-    if shutil.which("ccache"):
-        configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
-    for cmd in (configure, ["cmake", "--build", str(build_dir), "-j", "2", "--target", "reading_opspec"]):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=dict(os.environ))
-        assert r.returncode == 0, f"{cmd}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    package = [f"-Dopspec_DIR={builds.cmake_dir()}"] if installed else []
+    builds.configure(project, build_dir, "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", *package)
+    builds.cmake_build(build_dir, "reading_opspec")
     return build_dir / "python"

@@ -6,10 +6,9 @@ the op compiles"). Plain CMake, CPU and the simulator (no nvcc needed)."""
 
 import re
 import subprocess
-import sys
 
 import pytest
-from test_user_packages import cmake_dir, generator, run
+from builds import cmake_dir, configure, generator, write_package
 
 # A portable kernel with an undeclared name (line 10, column 22).
 BAD_KERNEL = """\
@@ -47,26 +46,9 @@ cuda:
 @pytest.mark.slow
 def test_a_body_error_is_reported_once_at_the_spec(tmp_path):
     project = tmp_path / "badpkg"
-    (project / "specs").mkdir(parents=True)
-    (project / "specs" / "bad_kernel.yaml").write_text(BAD_KERNEL)
-    (project / "specs" / "bad_cuda.yaml").write_text(BAD_CUDA)
-    (project / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.24)\nproject(badpkg LANGUAGES C)\nfind_package(opspec CONFIG REQUIRED)\n"
-        "opspec_add_extension(badpkg SPECS specs CUDA OFF CUDA_SIM ON)\n"
-    )
+    write_package(project, "badpkg", {"bad_kernel": BAD_KERNEL, "bad_cuda": BAD_CUDA}, "CUDA OFF CUDA_SIM ON")
     build = project / "build"
-    run(
-        [
-            "cmake",
-            "-S",
-            str(project),
-            "-B",
-            str(build),
-            *generator(),
-            f"-Dopspec_DIR={cmake_dir()}",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ]
-    )
+    configure(project, build, f"-Dopspec_DIR={cmake_dir()}")
     # Keep going past the first failure, so that anything that would repeat an error
     # gets its chance to.
     keep_going = ["--", "-k", "0"] if generator() else ["--", "-k"]

@@ -5,7 +5,6 @@ how backend= picks an implementation, and that a broken kernel fails the GPU sui
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from builds import register_tree_specs, shipped_spec_edited
 
 import opspec
 from opspec._load import framework_ffi_api
@@ -228,35 +228,15 @@ MUTANTS = {
 }
 
 
-@pytest.mark.slow
-def test_broken_kernels_fail_the_gpu_suite(tmp_path):
-    """Copy the project with only these three specs, break each, build, and run
-    test_gpu.py on the simulator: every broken op fails, each the way it broke."""
-    project = tmp_path / "project"
-    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".git", ".venv", "build*", "__pycache__"))
-    for spec in (project / "specs").glob("*.yaml"):
-        if spec.stem not in MUTANTS:
-            spec.unlink()
-    for name, (old, new) in MUTANTS.items():
-        path = project / "specs" / f"{name}.yaml"
-        text = path.read_text()
-        assert text.count(old) == 1, name
-        path.write_text(text.replace(old, new))
-    build = project / "build"
-    configure = [
-        "cmake",
-        "-S",
-        str(project),
-        "-B",
-        str(build),
-        f"-DPython3_EXECUTABLE={sys.executable}",
-        "-DOPSPEC_CUDA=OFF",
-        "-DBUILD_TESTING=OFF",
-    ]
-    subprocess.run(configure, check=True, capture_output=True)
-    r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+register_tree_specs(__name__, {name: shipped_spec_edited(name, old, new) for name, (old, new) in MUTANTS.items()})
 
+
+@pytest.mark.slow
+def test_broken_kernels_fail_the_gpu_suite(tree_build):
+    """Break three shipped ops in a copy of the project (the session's tree_build,
+    builds.py), build, and run test_gpu.py on the simulator over them: every broken op
+    fails, each the way it broke."""
+    project, build = tree_build
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
     r = subprocess.run(
         [
@@ -269,7 +249,14 @@ def test_broken_kernels_fail_the_gpu_suite(tmp_path):
             "-m",
             "cuda_sim",
             "-rf",
-            "tests/python/test_gpu.py::test_op_on_gpu_matches_numpy",
+            # The broken ops' cases only: the copy's other ops (other modules' specs) have
+            # no reference in cases.py.
+            *(
+                f"tests/python/test_gpu.py::test_op_on_gpu_matches_numpy[cuda_sim-{name}-{dtype}-{mode}]"
+                for name in MUTANTS
+                for dtype in ("f32", "f64")
+                for mode in ("eager", "jit")
+            ),
             "tests/python/test_gpu.py::test_shared_memory_block_sum",
             "tests/python/test_gpu.py::test_two_kernel_pipelines",
         ],

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from test_user_packages import ADD_A, CLAMP_B, cmake_dir
+from builds import cmake_dir, write_package
+from test_user_packages import ADD_A, CLAMP_B
 
 CHECK = "import numpy as np, devpkg; print(np.asarray(devpkg.ops.add(np.ones(3, np.float32), np.ones(3, np.float32))))"
 
@@ -28,13 +29,7 @@ def mtimes(folder):
 def test_opspec_dev_rebuilds_only_the_edited_op(tmp_path):
     cmake_dir()  # skips unless opspec is pip-installed
     project = tmp_path / "devpkg"
-    (project / "specs").mkdir(parents=True)
-    (project / "specs" / "add.yaml").write_text(ADD_A)
-    (project / "specs" / "clamp.yaml").write_text(CLAMP_B)
-    (project / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.24)\nproject(devpkg LANGUAGES C)\nfind_package(opspec CONFIG REQUIRED)\n"
-        "opspec_add_extension(devpkg SPECS specs)\n"
-    )
+    write_package(project, "devpkg", {"add": ADD_A, "clamp": CLAMP_B})
     # A pip-installed devpkg elsewhere on the path must not win over build/dev.
     r = dev(project, sys.executable, "-c", CHECK)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from builds import register_tree_specs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # OPSPEC_GEN (./run test: the build folder's), else the one installed next to this Python
@@ -121,27 +122,14 @@ NEW_SPEC = textwrap.dedent("""\
     """)
 
 
+register_tree_specs(__name__, {"axpy": NEW_SPEC})
+
+
 @pytest.mark.slow
-def test_adding_a_spec_is_all_it_takes(tmp_path):
-    """Copy the project, drop in a new spec, rebuild: opspec.ops.axpy exists and works."""
-    project = tmp_path / "project"
-    ignore = shutil.ignore_patterns(".git", ".venv", "build*", "__pycache__")
-    shutil.copytree(ROOT, project, ignore=ignore)
-    (project / "specs" / "axpy.yaml").write_text(NEW_SPEC)
-    build = project / "build"
-    configure = [
-        "cmake",
-        "-S",
-        str(project),
-        "-B",
-        str(build),
-        f"-DPython3_EXECUTABLE={sys.executable}",
-        "-DOPSPEC_CUDA=OFF",
-        "-DBUILD_TESTING=OFF",
-    ]
-    subprocess.run(configure, check=True, capture_output=True)
-    r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+def test_adding_a_spec_is_all_it_takes(tree_build):
+    """Copy the project, drop in a new spec, build: opspec.ops.axpy exists and works.
+    (The copy is the session's tree_build, builds.py: other modules' specs are there too.)"""
+    project, build = tree_build
     assert (project / "generated" / "ops" / "axpy_ffi.c").exists()
     check = textwrap.dedent("""\
         import numpy as np, jax, opspec

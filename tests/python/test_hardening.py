@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from builds import register_tree_specs
 
 import opspec
 
@@ -525,35 +526,15 @@ EXTRA_SPECS = {
 }
 
 
-@pytest.fixture(scope="module")
-def extra_build(tmp_path_factory):
-    """The project with only EXTRA_SPECS, built as a user would (CUDA too where nvcc is)."""
-    project = tmp_path_factory.mktemp("hardening") / "project"
-    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".git", ".venv", "build*", "__pycache__"))
-    for spec in (project / "specs").glob("*.yaml"):
-        spec.unlink()
-    for name, text in EXTRA_SPECS.items():
-        (project / "specs" / f"{name}.yaml").write_text(textwrap.dedent(text))
-    build = project / "build"
-    cuda = "AUTO" if shutil.which("nvcc") else "OFF"
-    r = subprocess.run(
-        [
-            "cmake",
-            "-S",
-            str(project),
-            "-B",
-            str(build),
-            f"-DPython3_EXECUTABLE={sys.executable}",
-            f"-DOPSPEC_CUDA={cuda}",
-            "-DBUILD_TESTING=OFF",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
-    return build
+register_tree_specs(__name__, EXTRA_SPECS)
+
+
+@pytest.fixture
+def extra_build(tree_build):
+    """The build of the project with EXTRA_SPECS, built as a user would (CUDA too where
+    nvcc is): the session's one copy of the tree (builds.py), shared with the other
+    modules that register specs there."""
+    return tree_build[1]
 
 
 _PRELUDE = """\

@@ -17,6 +17,7 @@ import textwrap
 import time
 
 import pytest
+from builds import register_tree_specs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = os.path.abspath(os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen")))
@@ -113,33 +114,15 @@ HOSTILE = {
 }
 
 
-@pytest.fixture(scope="module")
-def hostile_build(tmp_path_factory):
-    """The project with only the hostile specs, built as a user would."""
-    project = tmp_path_factory.mktemp("hostile") / "project"
-    ignore = shutil.ignore_patterns(".git", ".venv", "build*", "__pycache__")
-    shutil.copytree(ROOT, project, ignore=ignore)
-    for spec in (project / "specs").glob("*.yaml"):
-        spec.unlink()
-    for name, text in HOSTILE.items():
-        (project / "specs" / f"{name}.yaml").write_text(textwrap.dedent(text))
-    build = project / "build"
-    cuda = "AUTO" if shutil.which("nvcc") else "OFF"
-    configure = [
-        "cmake",
-        "-S",
-        str(project),
-        "-B",
-        str(build),
-        f"-DPython3_EXECUTABLE={sys.executable}",
-        f"-DOPSPEC_CUDA={cuda}",
-        "-DBUILD_TESTING=OFF",
-    ]
-    r = subprocess.run(configure, capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    r = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
-    return project, build
+register_tree_specs(__name__, HOSTILE)
+
+
+@pytest.fixture
+def hostile_build(tree_build):
+    """(project, build folder) of the project with the hostile specs, built as a user
+    would: the session's one copy of the tree (builds.py), shared with the other modules
+    that register specs there."""
+    return tree_build
 
 
 def run_python(build, code):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from test_user_packages import cmake_dir, run
+from builds import cmake_dir, run
 
 FILES = {
     ".gitignore",

@@ -12,25 +12,9 @@ import sys
 import textwrap
 
 import pytest
+from builds import cmake_build, cmake_dir, configure, run, write_package
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def cmake_dir() -> str:
-    r = subprocess.run([sys.executable, "-m", "opspec", "--cmake-dir"], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip("opspec is not pip-installed (no CMake package): " + r.stderr.strip()[-200:])
-    return r.stdout.strip()
-
-
-def generator() -> list:
-    return ["-G", "Ninja"] if shutil.which("ninja") else []
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    assert r.returncode == 0, f"{cmd}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
-    return r
 
 
 ADD_A = """\
@@ -142,19 +126,8 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     # The documented plain-CMake route: python -m opspec --cmake-dir.
     # pkg_a has no CUDA keyword: AUTO, so with nvcc here its CUDA part is built too;
     # pkg_b's CUDA OFF wins over AUTO.
-    run(
-        [
-            "cmake",
-            "-S",
-            str(project),
-            "-B",
-            str(build),
-            *generator(),
-            f"-Dopspec_DIR={cmake_dir()}",
-            f"-DPython3_EXECUTABLE={sys.executable}",
-        ]
-    )
-    run(["cmake", "--build", str(build), "-j", "2"])
+    configure(project, build, f"-Dopspec_DIR={cmake_dir()}")
+    cmake_build(build)
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
     CHECK_NVCC = CHECK.replace("HAS_NVCC", str(shutil.which("nvcc") is not None))
     r = run([sys.executable, "-c", CHECK_NVCC.replace("OFFSET", "0")], env=env)
@@ -166,7 +139,7 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     assert '#line 14 "specs_b/clamp.yaml"' in (committed / "ops" / "clamp_body.inc").read_text()
     assert not (project / "generated_a").exists()
     # The drift check passes on what the build wrote, and names what drifted.
-    run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])
+    cmake_build(build, "pkg_b_opspec_verify")
     with open(committed / "ops" / "clamp_cpu.c", "a") as f:
         f.write("/* edited by hand */\n")
     (committed / "ops" / "old_cpu.c").write_text("/* from a deleted spec */\n")
@@ -181,8 +154,8 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
     # A spec edit regenerates and rebuilds (and repairs the edited file).
     (project / "specs_a" / "add.yaml").write_text(ADD_A.replace("x[i] + y[i];", "x[i] + y[i] + (T)1;"))
     (project / "specs_b" / "clamp.yaml").write_text(CLAMP_B + "\n")
-    run(["cmake", "--build", str(build), "-j", "2"])
-    run(["cmake", "--build", str(build), "--target", "pkg_b_opspec_verify"])
+    cmake_build(build)
+    cmake_build(build, "pkg_b_opspec_verify")
     r = run([sys.executable, "-c", CHECK_NVCC.replace("OFFSET", "1")], env=env)
     assert "three packages ok" in r.stdout
 
@@ -200,32 +173,12 @@ def test_two_packages_with_an_op_add_and_opspec_in_one_process(tmp_path):
 def test_add_subdirectory_of_the_source_tree(tmp_path):
     """A project that vendors opspec's source tree builds its own package with it."""
     project = tmp_path / "vendoring"
-    (project / "specs").mkdir(parents=True)
-    (project / "specs" / "add.yaml").write_text(ADD_A)
-    (project / "CMakeLists.txt").write_text(
-        textwrap.dedent(f"""\
-        cmake_minimum_required(VERSION 3.24)
-        project(vendoring LANGUAGES C)
-        add_subdirectory({ROOT.as_posix()} opspec)
-        opspec_add_extension(vendored SPECS specs CUDA OFF)
-        """)
-    )
+    write_package(project, "vendored", {"add": ADD_A}, "CUDA OFF", vendor=True)
     build = project / "build"
-    run(
-        [
-            "cmake",
-            "-S",
-            str(project),
-            "-B",
-            str(build),
-            *generator(),
-            f"-DPython3_EXECUTABLE={sys.executable}",
-            "-DOPSPEC_CUDA=OFF",
-        ]
-    )
+    configure(project, build, "-DOPSPEC_CUDA=OFF")
     # Only the user's package (and the generator it needs): opspec's own library would
     # regenerate into the vendored tree.
-    run(["cmake", "--build", str(build), "-j", "2", "--target", "vendored_opspec"])
+    cmake_build(build, "vendored_opspec")
     check = textwrap.dedent("""\
         import numpy as np, vendored
         x = np.arange(5, dtype=np.float32)
@@ -245,21 +198,8 @@ def test_opspec_specs_dir_is_honoured(tmp_path):
     (specs / "add.yaml").write_text(ADD_B)  # x + 2 y, under opspec's own name
     build = tmp_path / "build"
     before = {p: p.read_bytes() for p in (ROOT / "generated").rglob("*") if p.is_file()}
-    run(
-        [
-            "cmake",
-            "-S",
-            str(ROOT),
-            "-B",
-            str(build),
-            *generator(),
-            f"-DPython3_EXECUTABLE={sys.executable}",
-            "-DOPSPEC_CUDA=OFF",
-            "-DBUILD_TESTING=OFF",
-            f"-DOPSPEC_SPECS_DIR={specs}",
-        ]
-    )
-    run(["cmake", "--build", str(build), "-j", "2", "--target", "opspec_opspec"])
+    configure(ROOT, build, "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", f"-DOPSPEC_SPECS_DIR={specs}")
+    cmake_build(build, "opspec_opspec")
     assert sorted(p.name for p in (build / "generated" / "ops").iterdir()) == [
         "add.h",
         "add_body.inc",
