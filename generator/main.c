@@ -15,11 +15,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "emit.h"
-#include "model.h"
-#include "spec_schema.h"
-#include "tmpl.h"
-#include "tmpl_embedded.h"
+#include "write/write.h"
+#include "model/model.h"
+#include "load/schema.h"
+#include "render/tmpl.h"
+#include "render/tmpl_embedded.h"
 
 #ifndef OPSPEC_GEN_VERSION
 #define OPSPEC_GEN_VERSION "unknown"

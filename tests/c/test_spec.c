@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "model.h"
+#include "model/model.h"
 
 #define BAD "tests/fixtures/bad/"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tmpl.h"
+#include "render/tmpl.h"
 
 /* ---- fixtures -------------------------------------------------------------------- */
 

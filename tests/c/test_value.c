@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "value.h"
+#include "render/value.h"
 
 static void test_scalars(void) {
   og_value *n = og_value_null(), *t = og_value_bool(true), *f = og_value_bool(false);

@@ -22,9 +22,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "emit.h"
-#include "model.h"
-#include "tmpl.h"
+#include "write/write.h"
+#include "model/model.h"
+#include "render/tmpl.h"
 
 #ifndef OPSPEC_FUZZ_TEMPLATES_DIR
 #error "define OPSPEC_FUZZ_TEMPLATES_DIR as the absolute templates/ path (tests/fuzz/CMakeLists.txt does)"

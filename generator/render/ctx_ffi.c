@@ -1,0 +1,470 @@
+/* The handler file of an op: the tables that describe its call (opspec_op_desc), and
+ * the few functions the runtime cannot write for it because they compute the spec's
+ * expressions: the output and scratch shapes, the launch sizes, the content checks.
+ * The handlers themselves are one call each into runtime/src/handler.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/ctx_parts.h"
+#include "util/escape.h"
+
+/* Table rows, their first columns padded to a common width so that the tables read as
+ * tables. Each row is its cells; the last cell is not padded. */
+static void og_table(og_value *lines, og_value *rows, const char *indent) {
+  size_t width[8] = {0};
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    for (size_t c = 0; c + 1 < og_list_len(row) && c < 8; ++c) {
+      size_t len = strlen(og_value_as_str(og_list_at(row, c)));
+      if (len > width[c]) width[c] = len;
+    }
+  }
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    og_buf b = {0};
+    og_buf_printf(&b, "%s{", indent);
+    for (size_t c = 0; c < og_list_len(row); ++c) {
+      const char *cell = og_value_as_str(og_list_at(row, c));
+      bool last = c + 1 == og_list_len(row);
+      og_buf_printf(&b, "%s%s", cell, last ? "}," : ",");
+      if (!last) og_buf_printf(&b, "%*s", (int)(width[c] - strlen(cell) + 1), "");
+    }
+    og_line(lines, "%s", og_buf_str(&b));
+    og_buf_free(&b);
+  }
+}
+
+static og_value *og_row(void) { return og_value_list(); }
+
+static void og_cell(og_value *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void og_cell(og_value *row, const char *fmt, ...) {
+  og_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  og_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  og_list_push(row, og_value_str_take(og_buf_take(&b)));
+}
+
+/* A dim of an input or output as the runtime checks it: an output's expression (a bare
+ * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
+static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
+  const og_expr *e = dim->expr;
+  if (dim->kind == OG_DIM_ELLIPSIS)
+    og_buf_puts(out, "OPSPEC_ELLIPSIS");
+  else if (dim->kind == OG_DIM_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)dim->value);
+  else if (dim->kind == OG_DIM_SYM)
+    og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
+  else if (e->kind == OG_E_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
+  else
+    og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
+}
+
+static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT; }
+
+static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_value *rows, size_t *nextents) {
+  for (size_t i = 0; i < n; ++i) {
+    const og_array *a = &arrays[i];
+    og_value *row = og_row();
+    og_cell(row, "\"%s\"", a->name);
+    og_buf dt = {0}, dims = {0};
+    if (a->typevar >= 0)
+      og_buf_printf(&dt, "OPSPEC_TYPEVAR(%d)", a->typevar);
+    else
+      og_dtype_enum(&dt, a->dtype);
+    og_cell(row, "%s", og_buf_str(&dt));
+    if (a->role == OG_SCRATCH) {
+      og_cell(row, "%zu", a->ndims);
+      og_cell(row, "NULL");
+    } else {
+      og_cell(row, "%zu", a->ndims);
+      if (a->ndims == 0)
+        og_buf_puts(&dims, "NULL");
+      else
+        og_buf_puts(&dims, "(const opspec_dim[]){");
+      for (size_t d = 0; d < a->ndims; ++d) {
+        if (d) og_buf_puts(&dims, ", ");
+        og_dim_init(op, &a->dims[d], &dims, nextents);
+      }
+      if (a->ndims) og_buf_putc(&dims, '}');
+      og_cell(row, "%s", og_buf_str(&dims));
+    }
+    og_cell(row, "OPSPEC_AT(%s)", a->name);
+    og_list_push(rows, row);
+    og_buf_free(&dt);
+    og_buf_free(&dims);
+  }
+}
+
+/* One {what, text, value, min} row of a size check. Literals were checked by the
+ * generator, and a bare name cannot divide or overflow: only an attribute could be
+ * negative, which matters only where a positive count is needed. */
+static void og_count_name(const og_expr *n, void *ud) {
+  (void)n;
+  ++*(size_t *)ud;
+}
+
+/* A constant expression ("256 * 8") was computed and checked by the generator. */
+static bool og_is_constant(const og_expr *e) {
+  size_t names = 0;
+  og_expr_visit_names(e, og_count_name, &names);
+  return names == 0;
+}
+
+static void og_size_row(og_value *rows, const char *what, const og_expr *e, const char *value, const char *min) {
+  if (!e || og_is_constant(e) || (e->kind == OG_E_NAME && strcmp(min, "1") != 0)) return;
+  og_value *row = og_row(), *text = og_spec_text(e);
+  og_buf w = {0};
+  og_escape_c_string(&w, what);
+  og_cell(row, "\"%s\"", og_buf_str(&w));
+  og_cell(row, "\"%s\"", og_value_as_str(text));
+  og_cell(row, "%s", value);
+  og_cell(row, "%s", min);
+  og_list_push(rows, row);
+  og_buf_free(&w);
+  og_value_free(text);
+}
+
+static void og_size_row_expr(og_value *rows, const char *what, const og_expr *e, const char *min) {
+  if (!e) return;
+  og_value *value = og_c_expr_checked(e);
+  og_size_row(rows, what, e, og_value_as_str(value), min);
+  og_value_free(value);
+}
+
+static void og_size_rows_launch(og_value *rows, const char *what, const og_launch *l, const char *min) {
+  for (size_t d = 0; d < l->n; ++d) {
+    og_buf label = {0};
+    og_buf_printf(&label, l->n > 1 ? "%s %zu" : "%s", what, d);
+    og_size_row_expr(rows, og_buf_str(&label), l->extents[d], min);
+    og_buf_free(&label);
+  }
+}
+
+/* The end of a size-checking function: the table, then the verdict. */
+static void og_size_check(og_value *lines, og_value *rows, const char *op) {
+  og_line(lines, "  const opspec_size_check sizes[] = {");
+  og_table(lines, rows, "      ");
+  og_line(lines, "  };");
+  og_line(lines, "  return opspec_check_sizes(cf, \"%s\", sizes, OPSPEC_COUNT(sizes));", op);
+}
+
+/* A function of the call that computes values (`body`, lines that set `extents[...]` or
+ * scratch shapes) and then checks `rows`: `shapes` and `launch_sizes`. `konst` is
+ * "const " where it only reads the args struct. */
+static void og_emit_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
+                                       const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
+  og_line(lines, "%s", "");
+  og_line(lines, "/* %s */", comment);
+  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, %svoid *argp, int64_t *extents) {",
+          op->name, name, konst);
+  /* A shape of constants alone reads no argument. */
+  bool reads = false;
+  for (size_t i = 0; i < og_list_len(body); ++i)
+    reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
+  if (reads || og_list_len(rows))
+    og_line(lines, "  %sopspec_%s_args *args = argp;", konst, op->name);
+  else
+    og_line(lines, "  (void)argp;");
+  if (!sets_extents) og_line(lines, "  (void)extents;");
+  for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
+  if (og_list_len(rows))
+    og_size_check(lines, rows, op->name);
+  else {
+    og_line(lines, "  (void)cf;");
+    og_line(lines, "  return NULL;");
+  }
+  og_line(lines, "}");
+}
+
+/* `shapes`: the outputs' computed extents and the scratch shapes, checked together with
+ * the content checks' bounds (which the same inputs determine). */
+static bool og_emit_shapes(const og_op *op, og_value *lines) {
+  og_value *body = og_lines(), *rows = og_value_list();
+  og_buf what = {0};
+  size_t nextents = 0;
+  for (size_t i = 0; i < op->noutputs; ++i)
+    for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
+      const og_dim *dim = &op->outputs[i].dims[d];
+      if (!og_dim_is_extent(dim)) continue;
+      og_value *value = og_c_expr_checked(dim->expr);
+      og_line(body, "  extents[%zu] = %s;", nextents, og_value_as_str(value));
+      og_value_free(value);
+      og_buf_clear(&what);
+      og_buf_printf(&what, "output '%s' dim %zu", op->outputs[i].name, d);
+      char at[32];
+      snprintf(at, sizeof at, "extents[%zu]", nextents++);
+      og_size_row(rows, og_buf_str(&what), dim->expr, at, "0");
+    }
+  for (size_t i = 0; i < op->nscratch; ++i)
+    for (size_t d = 0; d < op->scratch[i].ndims; ++d) {
+      const og_dim *dim = &op->scratch[i].dims[d];
+      og_value *value = og_c_expr_checked(dim->expr);
+      og_line(body, "  args->%s.shape[%zu] = %s;", op->scratch[i].name, d, og_value_as_str(value));
+      og_value_free(value);
+      og_buf_clear(&what);
+      og_buf_printf(&what, "scratch '%s' dim %zu", op->scratch[i].name, d);
+      og_buf at = {0};
+      og_buf_printf(&at, "args->%s.shape[%zu]", op->scratch[i].name, d);
+      og_size_row(rows, og_buf_str(&what), dim->expr, og_buf_str(&at), "0");
+      og_buf_free(&at);
+    }
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'min' of input '%s'", op->inputs[i].name);
+    og_size_row_expr(rows, og_buf_str(&what), op->inputs[i].check.min, "-INT64_MAX");
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'max' of input '%s'", op->inputs[i].name);
+    og_size_row_expr(rows, og_buf_str(&what), op->inputs[i].check.max, "-INT64_MAX");
+  }
+  og_buf_free(&what);
+  bool any = og_list_len(body) > 0 || og_list_len(rows) > 0;
+  if (any)
+    og_emit_computing_function(op, lines, "shapes",
+                               "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
+                               rows, nextents > 0);
+  og_value_free(body);
+  og_value_free(rows);
+  return any;
+}
+
+/* A function that only checks sizes: `launch` (the portable launch) or `cuda` (the
+ * CUDA configuration). */
+static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
+                                  const char *comment) {
+  bool any = og_list_len(rows) > 0;
+  if (any) {
+    og_line(lines, "%s", "");
+    og_line(lines, "/* %s */", comment);
+    og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, name);
+    og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
+    og_size_check(lines, rows, op->name);
+    og_line(lines, "}");
+  }
+  og_value_free(rows);
+  return any;
+}
+
+/* `launch`: the portable launch's extents, computed and checked, for the CPU handler
+ * that runs the kernel's loop. */
+static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
+  if (!op->launch.n) return false;
+  og_value *body = og_lines(), *rows = og_value_list();
+  for (size_t d = 0; d < op->launch.n; ++d) {
+    og_value *value = og_c_expr_checked(op->launch.extents[d]);
+    og_line(body, "  extents[%zu] = %s;", d, og_value_as_str(value));
+    og_value_free(value);
+    og_buf label = {0};
+    char at[32];
+    og_buf_printf(&label, op->launch.n > 1 ? "launch extent %zu" : "launch extent", d);
+    snprintf(at, sizeof at, "extents[%zu]", d);
+    og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
+    og_buf_free(&label);
+  }
+  og_emit_computing_function(op, lines, "launch_sizes",
+                             "The portable launch's extents (which may read any array's size), for the loop.", "const ",
+                             body, rows, true);
+  og_value_free(body);
+  og_value_free(rows);
+  return true;
+}
+
+static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
+  og_value *rows = og_value_list();
+  og_size_rows_launch(rows, "threads_per_block", &op->threads, "1");
+  static const char *const parts[] = {"launch extent", "threads_per_block", "grid", "block"};
+  static const char *const mins[] = {"0", "1", "0", "1"};
+  og_buf what = {0};
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    const og_launch *launches[] = {&kern->launch, &kern->threads, &kern->grid, &kern->block};
+    for (size_t p = 0; p < 4; ++p) {
+      og_buf_clear(&what);
+      og_buf_printf(&what, "cuda kernel '%s' %s", kern->name, parts[p]);
+      og_size_rows_launch(rows, og_buf_str(&what), launches[p], mins[p]);
+    }
+    og_buf_clear(&what);
+    og_buf_printf(&what, "cuda kernel '%s' shared_mem", kern->name);
+    og_size_row_expr(rows, og_buf_str(&what), kern->shared_mem, "0");
+  }
+  og_buf_free(&what);
+  return og_emit_size_function(op, lines, rows, "cuda_config",
+                               "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+}
+
+/* The scans of the inputs' `check:`s, the first failure reported: those the handler
+ * runs before the kernel (`contents`), or those marked `in_kernel` (`kernel_checked`),
+ * which it runs only after the kernel called opspec_reject(), for the message. */
+static bool og_checked_by(const og_array *a, bool in_kernel) {
+  return a->check.present && a->check.in_kernel == in_kernel;
+}
+
+static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
+  size_t nchecks = 0;
+  for (size_t i = 0; i < op->ninputs; ++i) nchecks += og_checked_by(&op->inputs[i], in_kernel);
+  if (!nchecks) return false;
+  const char *fn = in_kernel ? "kernel_checked" : "contents";
+  og_line(lines, "%s", "");
+  if (in_kernel)
+    og_line(lines,
+            "/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */");
+  else
+    og_line(lines, "/* The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned there). */");
+  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, fn);
+  og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
+  og_line(lines, "  const opspec_value_check checks[] = {");
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    if (!og_checked_by(a, in_kernel)) continue;
+    const og_expr *bounds[] = {a->check.min, a->check.max};
+    og_buf init = {0};
+    for (size_t b = 0; b < 2; ++b) {
+      const char *key = b ? "max" : "min";
+      if (!bounds[b]) continue;
+      og_value *value = og_c_expr_checked(bounds[b]), *text = og_spec_text(bounds[b]);
+      og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
+                    og_value_as_str(value), key, og_value_as_str(text));
+      og_value_free(value);
+      og_value_free(text);
+    }
+    if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
+    og_line(lines, "      {%s}, /* %s */", og_buf_str(&init), a->name);
+    og_buf_free(&init);
+  }
+  og_line(lines, "  };");
+  og_line(lines, "  XLA_FFI_Error *err = NULL;");
+  size_t k = 0;
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    if (!og_checked_by(a, in_kernel)) continue;
+    og_line(lines,
+            "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),",
+            op->name, a->name, a->name, i);
+    og_line(lines, "                                     args->%s.size, &checks[%zu]);", a->name, k++);
+  }
+  og_line(lines, "  return err;");
+  og_line(lines, "}");
+  return true;
+}
+
+void og_emit_ffi(const og_op *op, og_value *v) {
+  og_value *tables = og_lines();
+  size_t nextents = 0;
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  static const char *const names[] = {"inputs", "outputs", "scratch"};
+  og_value *desc = og_lines();
+  og_line(desc, "    .name = \"%s\",", op->name);
+  /* The generated code's fingerprint (empty while it is computed): a call that carries
+   * another one was exported before the code changed. */
+  og_line(desc, "    .fingerprint = \"%s\",", op->fingerprint);
+  og_line(desc, "    .args_size = sizeof(opspec_%s_args),", op->name);
+  for (size_t l = 0; l < 3; ++l) {
+    if (!counts[l]) continue;
+    og_value *rows = og_value_list();
+    og_array_rows(op, lists[l], counts[l], rows, &nextents);
+    og_line(tables, "static const opspec_array_desc opspec_%s_%s[] = {", op->name, names[l]);
+    og_table(tables, rows, "    ");
+    og_line(tables, "};");
+    og_value_free(rows);
+    og_line(desc, "    .n%s = %zu, .%s = opspec_%s_%s,", names[l], counts[l], names[l], op->name, names[l]);
+  }
+  /* The spec's aliases: the handler refuses a call whose output shares memory with any
+   * other input (a raw ffi_call can alias what the spec does not declare). */
+  bool aliased = false;
+  for (size_t i = 0; i < op->noutputs; ++i) aliased |= op->outputs[i].alias_of >= 0;
+  if (aliased) {
+    og_buf list = {0};
+    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&list, "%s%d", i ? ", " : "", op->outputs[i].alias_of);
+    og_line(desc, "    .aliases = (const int32_t[]){%s},", og_buf_str(&list));
+    og_buf_free(&list);
+  }
+  if (op->ntypes) {
+    og_value *rows = og_value_list();
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      og_value *row = og_row();
+      og_buf choices = {0};
+      for (size_t c = 0; c < op->types[t].nchoices; ++c) {
+        og_buf_puts(&choices, c ? ", " : "(const int32_t[]){");
+        og_dtype_enum(&choices, op->types[t].choices[c]);
+      }
+      og_buf_putc(&choices, '}');
+      og_cell(row, "\"%s\"", op->types[t].name);
+      og_cell(row, "%zu", op->types[t].nchoices);
+      og_cell(row, "%s", og_buf_str(&choices));
+      og_list_push(rows, row);
+      og_buf_free(&choices);
+    }
+    og_line(tables, "static const opspec_typevar_desc opspec_%s_types[] = {", op->name);
+    og_table(tables, rows, "    ");
+    og_line(tables, "};");
+    og_value_free(rows);
+    og_line(desc, "    .ntypes = %zu, .types = opspec_%s_types,", op->ntypes, op->name);
+  }
+  if (op->nsymbols) {
+    og_value *rows = og_value_list();
+    for (size_t s = 0; s < op->nsymbols; ++s) {
+      og_value *row = og_row();
+      og_cell(row, "\"%s\"", op->symbols[s]);
+      og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
+      og_list_push(rows, row);
+    }
+    og_line(tables, "static const opspec_symbol_desc opspec_%s_symbols[] = {", op->name);
+    og_table(tables, rows, "    ");
+    og_line(tables, "};");
+    og_value_free(rows);
+    og_line(desc, "    .nsymbols = %zu, .symbols = opspec_%s_symbols,", op->nsymbols, op->name);
+  }
+  if (op->nattrs) {
+    /* XLA passes attributes sorted by name; the table is in that order. */
+    const og_attr **sorted = og_xcalloc(op->nattrs, sizeof *sorted);
+    for (size_t i = 0; i < op->nattrs; ++i) {
+      size_t at = i;
+      while (at > 0 && strcmp(sorted[at - 1]->name, op->attrs[i].name) > 0) {
+        sorted[at] = sorted[at - 1];
+        --at;
+      }
+      sorted[at] = &op->attrs[i];
+    }
+    og_value *rows = og_value_list();
+    for (size_t i = 0; i < op->nattrs; ++i) {
+      og_value *row = og_row();
+      og_buf dt = {0};
+      og_dtype_enum(&dt, og_attr_types[sorted[i]->type].name);
+      og_cell(row, "\"%s\"", sorted[i]->name);
+      og_cell(row, "%s", og_buf_str(&dt));
+      og_cell(row, "OPSPEC_AT(%s)", sorted[i]->name);
+      og_list_push(rows, row);
+      og_buf_free(&dt);
+    }
+    free(sorted);
+    og_line(tables, "/* Sorted by name, as XLA passes attributes. */");
+    og_line(tables, "static const opspec_attr_desc opspec_%s_attrs[] = {", op->name);
+    og_table(tables, rows, "    ");
+    og_line(tables, "};");
+    og_value_free(rows);
+    og_line(desc, "    .nattrs = %zu, .attrs = opspec_%s_attrs,", op->nattrs, op->name);
+  }
+  og_map_set(v, "ffi_tables", tables);
+
+  og_value *functions = og_lines();
+  static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
+  static const char *const fn_names[] = {"shapes", "launch_sizes", "cuda_config", "contents", "kernel_checked"};
+  bool present[5];
+  present[0] = og_emit_shapes(op, functions);
+  present[1] = og_emit_launch_sizes(op, functions);
+  present[2] = og_emit_cuda_sizes(op, functions);
+  present[3] = og_emit_check_fn(op, functions, false);
+  present[4] = og_emit_check_fn(op, functions, true);
+  for (size_t f = 0; f < 5; ++f)
+    if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
+  if (present[4]) og_line(desc, "    .rejected_at = OPSPEC_AT(opspec_rejected),");
+  if (op->launch.n) og_line(desc, "    .launch_ndims = %zu,", op->launch.n);
+  if (og_cuda_batch_grid(op)) og_line(desc, "    .cuda_batch_grid = true,");
+  og_map_set(v, "ffi_functions", functions);
+  og_map_set(v, "ffi_desc", desc);
+}

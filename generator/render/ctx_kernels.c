@@ -1,0 +1,584 @@
+/* The kernels of an op: the body, written once into ops/<op>_body.inc; the CPU
+ * function of each type variant around it; the CUDA kernels (C++ templates over the
+ * type variables) and their launcher.
+ *
+ * Kernels declare only the names their code uses (c_idents.h), so nothing needs to be
+ * marked unused and a reader sees exactly what a body works with.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/ctx_parts.h"
+#include "util/escape.h"
+
+static const char *const og_index_names[] = {"i", "j", "k"};
+
+/* ---- what a piece of code uses ------------------------------------------------------ */
+
+static void og_use_expr_name(const og_expr *n, void *ud) { og_idents_add(ud, n->name); }
+
+static void og_use_expr(og_idents *used, const og_expr *e) {
+  if (e) og_expr_visit_names(e, og_use_expr_name, used);
+}
+
+static void og_use_launch(og_idents *used, const og_launch *l) {
+  for (size_t d = 0; d < l->n; ++d) og_use_expr(used, l->extents[d]);
+}
+
+/* ---- declarations --------------------------------------------------------------- */
+
+/* Declares, after `lines`' current end, every name of the op that `used` holds, read
+ * through `args` ("opspec_args->" or "opspec_args."), `indent` columns in. With
+ * `batched`, inputs and outputs point at batch element opspec_b of the portable CUDA
+ * kernel's opspec_batch (inputs then outputs, as opspec_batch_grid numbers them). Adds
+ * the type variables the declarations need to `used`. Returns how many it declared. */
+static size_t og_declare(const og_op *op, og_idents *used, const char *args, bool batched, int indent,
+                         og_value *lines) {
+  size_t n = 0;
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  og_buf name = {0}, data = {0};
+  for (size_t l = 0; l < 3; ++l)
+    for (size_t i = 0; i < counts[l]; ++i) {
+      const og_array *a = &lists[l][i];
+      const char *ctype = og_array_ctype(a), *konst = a->role == OG_INPUT ? "const " : "";
+      /* An aliased pair shares memory, so neither pointer may be restrict. */
+      bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
+      if (og_idents_has(used, a->name)) {
+        og_buf_clear(&data);
+        if (batched && l < 2)
+          og_buf_printf(&data, "opspec_batch_at(%s%s.data, opspec_batch, %zu, opspec_b)", args, a->name,
+                        l ? op->ninputs + i : i);
+        else
+          og_buf_printf(&data, "%s%s.data", args, a->name);
+        og_line(lines, "%*s%s%s *%s%s = (%s%s *)%s;", indent, "", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ",
+                a->name, konst, ctype, og_buf_str(&data));
+        n++;
+        if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
+      }
+      og_buf_clear(&name);
+      og_buf_printf(&name, "%s_size", a->name);
+      if (og_idents_has(used, og_buf_str(&name))) {
+        og_line(lines, "%*sconst int64_t %s_size = %s%s.size;", indent, "", a->name, args, a->name);
+        n++;
+      }
+      og_buf_clear(&name);
+      og_buf_printf(&name, "%s_shape", a->name);
+      if (og_idents_has(used, og_buf_str(&name))) {
+        og_line(lines, "%*sconst int64_t *%s_shape = %s%s.shape;", indent, "", a->name, args, a->name);
+        n++;
+      }
+    }
+  og_buf_free(&name);
+  og_buf_free(&data);
+  for (size_t s = 0; s < op->nsymbols; ++s)
+    if (og_idents_has(used, op->symbols[s])) {
+      og_line(lines, "%*sconst int64_t %s = %s%s;", indent, "", op->symbols[s], args, op->symbols[s]);
+      n++;
+    }
+  for (size_t t = 0; t < op->nattrs; ++t)
+    if (og_idents_has(used, op->attrs[t].name)) {
+      og_line(lines, "%*sconst %s %s = %s%s;", indent, "", og_dtype_ctype(og_attr_types[op->attrs[t].type].name),
+              op->attrs[t].name, args, op->attrs[t].name);
+      n++;
+    }
+  return n;
+}
+
+/* ---- the body ---------------------------------------------------------------------- */
+
+/* A body as the spec holds it, after a #line that points into the spec: every line
+ * indented as the YAML block indents it, so the compiler's columns are the spec's too.
+ * With `line_back`, a marker that emit.c turns into a #line back into the output. */
+static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bool line_back) {
+  og_buf path = {0};
+  og_escape_c_string(&path, op->src->path);
+  og_line(lines, "#line %d \"%s\"", b->line, og_buf_str(&path));
+  og_buf_free(&path);
+  size_t len = strlen(b->text);
+  while (len && (b->text[len - 1] == '\n' || b->text[len - 1] == ' ')) --len;
+  for (size_t start = 0; start < len;) {
+    size_t end = start;
+    while (end < len && b->text[end] != '\n') ++end;
+    if (end == start)
+      og_line(lines, "%s", "");
+    else
+      og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
+    start = end + 1;
+  }
+  if (line_back) og_line(lines, "#line __OPSPEC_LINE__");
+}
+
+/* The body the CPU runs: the raw `cpu:` body, or else the portable `kernel`. */
+static const og_body *og_cpu_body(const og_op *op) { return op->cpu.present ? &op->cpu : &op->kernel; }
+
+/* ---- the CPU kernels --------------------------------------------------------------- */
+
+/* A launch extent as a loop bound: a bare name or number as is, anything else through
+ * a local opspec_n<d> (declared in `lines`). */
+static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
+  og_value *c = og_c_expr(l->extents[d]);
+  og_buf b = {0};
+  if (og_expr_is_atom(l->extents[d])) {
+    og_buf_puts(&b, og_value_as_str(c));
+  } else {
+    og_line(lines, "  const int64_t opspec_n%zu = %s;", d, og_value_as_str(c));
+    og_buf_printf(&b, "opspec_n%zu", d);
+  }
+  og_value_free(c);
+  return og_buf_take(&b);
+}
+
+/* The portable kernel's loop nest around the body: the first launch index over the
+ * range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits the
+ * launch, and a natively batched call's elements, among threads), the others whole. The
+ * handler zero-fills the outputs of an empty launch and never calls the kernel then. */
+/* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
+ * loop (the body has none of its own, whose inner loop is then the one to vectorise)
+ * and the body cannot leave it (OpenMP forbids a jump out of a simd loop) nor report
+ * through opspec_reject()'s atomic store. The pragma asserts what a portable kernel
+ * promises anyway: each index runs on its own, in any order (threads, GPU lanes). */
+static bool og_cpu_simd(const og_op *op) {
+  static const char *const stops[] = {"for", "while", "do", "goto", "return", "break", "switch", "opspec_reject"};
+  og_idents used = {0};
+  og_idents_scan(&used, op->kernel.text);
+  bool simd = true;
+  for (size_t k = 0; k < sizeof stops / sizeof stops[0]; ++k) simd = simd && !og_idents_has(&used, stops[k]);
+  og_idents_free(&used);
+  return simd;
+}
+
+static void og_cpu_loops(const og_op *op, og_value *lines) {
+  size_t n = op->launch.n;
+  char *ext[3] = {NULL, NULL, NULL};
+  for (size_t d = 1; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
+  if (op->prologue.present) {
+    og_line(lines, "  /* The prologue: once per range the handler runs, before its loop. */");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
+  bool simd = og_cpu_simd(op);
+  if (simd && n == 1) og_line(lines, "  #pragma omp simd");
+  og_line(lines, "  for (int64_t i = opspec_begin; i < opspec_end; ++i)%s", n == 1 ? " {" : "");
+  for (size_t d = 1; d < n; ++d) {
+    if (simd && d + 1 == n) og_line(lines, "%*s#pragma omp simd", 2 + 2 * (int)d, "");
+    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", 2 + 2 * (int)d, "", og_index_names[d], og_index_names[d],
+            ext[d] ? ext[d] : "", og_index_names[d], d + 1 == n ? " {" : "");
+  }
+  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_line(lines, "%*s}", 2 + 2 * (int)(n - 1), "");
+  for (size_t d = 1; d < n; ++d) free(ext[d]);
+}
+
+/* One specialisation per combination of type-variable choices, first variable slowest
+ * (the order opspec_bind_inputs computes `variant` in): fills `pick`. */
+static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
+  for (size_t t = op->ntypes; t-- > 0;) {
+    pick[t] = v % op->types[t].nchoices;
+    v /= op->types[t].nchoices;
+  }
+}
+
+static void og_emit_cpu(const og_op *op, og_value *v) {
+  og_idents used = {0};
+  const og_body *body = og_cpu_body(op);
+  og_idents_scan(&used, body->text);
+  bool portable = !op->cpu.present;
+  if (portable) {
+    if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
+    for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
+  }
+  og_value *lines = og_lines(), *locals = og_lines();
+  size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
+  if (declared || portable || og_op_rejects(op)) /* opspec_reject() reads opspec_args */
+    og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
+  else
+    og_line(lines, "  (void)opspec_argp;");
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  if (portable)
+    og_cpu_loops(op, lines);
+  else
+    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_map_set(v, "cpu_lines", lines);
+  /* A portable kernel runs a range of its launch (opspec_cpu_range_kernel); a raw `cpu:`
+   * body is a whole call (opspec_cpu_kernel). */
+  og_map_set(v, "cpu_params",
+             og_value_str(portable ? "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end"
+                                   : "const void *opspec_argp"));
+  og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
+  og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
+
+  og_value *variants = og_value_list(), *table = og_lines();
+  size_t nvariants = og_op_nvariants(op);
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  for (size_t k = 0; k < nvariants; ++k) {
+    og_value *var = og_value_map(), *typedefs = og_lines();
+    og_buf fn = {0}, comment = {0};
+    og_variant_picks(op, k, pick);
+    og_buf_printf(&fn, "opspec_%s_cpu", op->name);
+    og_buf_printf(&comment, "%s on CPU", op->name);
+    bool widened = false;
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *dtype = op->types[t].choices[pick[t]];
+      /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
+       * float by the handler (runtime/src/handler.c), and narrowed after. */
+      bool bf16 = strcmp(dtype, "bfloat16") == 0;
+      widened |= bf16;
+      og_buf_printf(&fn, "_%s", dtype);
+      og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
+      if (og_idents_has(&used, op->types[t].name))
+        og_line(typedefs, "typedef %s %s;", bf16 ? "float" : og_dtype_ctype(dtype), op->types[t].name);
+    }
+    if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
+    og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
+    og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
+    og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
+    og_map_set(var, "typedefs", typedefs);
+    og_list_push(variants, var);
+    og_line(table, "    %s,", og_buf_str(&fn));
+    og_buf_free(&fn);
+  }
+  og_map_set(v, "cpu_variants", variants);
+  og_map_set(v, "cpu_table", table);
+  og_map_set_int(v, "nvariants", (int64_t)nvariants);
+  og_idents_free(&used);
+}
+
+/* ---- the CUDA kernels -------------------------------------------------------------- */
+
+/* A function's head, its parameters wrapped and aligned under the first one. */
+static void og_signature(og_value *lines, const char *head, const char *const *params, size_t n) {
+  og_buf b = {0};
+  og_buf_puts(&b, head);
+  size_t indent = strlen(head), col = indent;
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = strlen(params[i]) + (i + 1 < n ? 1 : 3); /* "," or ") {" */
+    if (i && col + 1 + len > 120) {
+      og_buf_puts(&b, ",");
+      og_line(lines, "%s", og_buf_str(&b));
+      og_buf_clear(&b);
+      og_buf_printf(&b, "%*s%s", (int)indent, "", params[i]);
+      col = indent + strlen(params[i]);
+    } else {
+      og_buf_printf(&b, "%s%s", i ? ", " : "", params[i]);
+      col += (i ? 2 : 0) + strlen(params[i]);
+    }
+  }
+  og_buf_puts(&b, ") {");
+  og_line(lines, "%s", og_buf_str(&b));
+  og_buf_free(&b);
+}
+
+/* "template <typename T, typename U>" before a kernel of an op with type variables. */
+static void og_cuda_template(const og_op *op, og_value *lines) {
+  if (!op->ntypes) return;
+  og_buf b = {0};
+  og_buf_puts(&b, "template <");
+  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(&b, "%stypename %s", t ? ", " : "", op->types[t].name);
+  og_buf_putc(&b, '>');
+  og_line(lines, "%s", og_buf_str(&b));
+  og_buf_free(&b);
+}
+
+bool og_cuda_batch_grid(const og_op *op) { return !op->ncuda && op->kernel.present && !op->nscratch; }
+
+/* The portable kernel's loops over its launch indices, `indent` columns in, opened:
+ * returns how many it opened. The last extent runs along x: one thread per index, and
+ * those past it return (past it in one batch element, past it in all). The others run
+ * along z and y, where a grid has at most 65535 blocks (opspec_launch_portable stops
+ * there): each thread loops over every index its position covers. A body has no
+ * top-level return, break or continue (spec.md), so it can be a loop body. */
+static size_t og_cuda_index_loops(const og_launch *launch, int indent, og_value *lines) {
+  size_t last = launch->n - 1, loops = 0;
+  og_value *e = og_c_expr(launch->extents[last]);
+  og_line(lines, "%*sconst int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;", indent, "",
+          og_index_names[last]);
+  og_line(lines, "%*sif (%s >= %s) return;", indent, "", og_index_names[last], og_value_as_str(e));
+  og_value_free(e);
+  if (launch->n > 1)
+    og_line(lines, "%*s/* Along %s a grid has at most 65535 blocks: a thread covers every gridDim-th index. */", indent,
+            "", launch->n == 2 ? "y" : "z and y");
+  for (size_t d = 0; d < last; ++d, ++loops) {
+    char axis = "xyz"[launch->n - 1 - d];
+    e = og_c_expr(launch->extents[d]);
+    og_line(lines,
+            "%*sfor (int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c; %s < %s; %s += "
+            "(int64_t)gridDim.%c * blockDim.%c)%s",
+            indent + (int)(2 * d), "", og_index_names[d], axis, axis, axis, og_index_names[d], og_value_as_str(e),
+            og_index_names[d], axis, axis, d + 1 == last ? " {" : "");
+    og_value_free(e);
+  }
+  return loops;
+}
+
+/* A __global__ kernel. With `launch` it is the portable kernel, one thread per launch
+ * index (the last launch dim along x, so neighbouring threads touch neighbouring
+ * elements of a row-major array), over every element of a natively batched call along
+ * z where og_cuda_batch_grid; without, a raw `cuda:` kernel. */
+static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *body, const og_launch *launch) {
+  og_value *lines = og_lines(), *locals = og_lines();
+  og_idents used = {0};
+  og_idents_scan(&used, body->text);
+  bool prologue = launch && op->prologue.present, batched = launch && og_cuda_batch_grid(op);
+  int indent = batched ? 4 : 2;
+  if (prologue) og_idents_scan(&used, op->prologue.text);
+  if (launch) og_use_launch(&used, launch);
+  og_declare(op, &used, "opspec_args.", batched, indent, locals);
+  og_idents_free(&used);
+  og_cuda_template(op, lines);
+  og_buf head = {0}, args = {0}, grid = {0};
+  og_buf_printf(&head, "static __global__ void %s(", fn);
+  og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
+  og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
+  const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
+  og_signature(lines, og_buf_str(&head), params, batched ? 2 : 1);
+  og_buf_free(&head);
+  og_buf_free(&args);
+  og_buf_free(&grid);
+  if (batched && launch->n < 3) {
+    og_line(lines, "  /* Along z, the elements of a natively batched call (one when it is not); a grid has");
+    og_line(lines, "   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */");
+    og_line(lines, "  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {");
+  } else if (batched) {
+    og_line(lines, "  /* The launch takes z itself: each thread runs its indices in every element of a");
+    og_line(lines, "   * natively batched call (one when it is not). */");
+    og_line(lines, "  for (int64_t opspec_b = 0; opspec_b < opspec_batch.count; ++opspec_b) {");
+  }
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  if (prologue) {
+    og_line(lines, "%*s/* The prologue: once per thread%s, before its indices. */", indent, "",
+            batched ? " and element" : "");
+    og_body_lines(op, &op->prologue, lines, true);
+  }
+  size_t loops = launch ? og_cuda_index_loops(launch, indent, lines) : 0;
+  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
+  if (launch && !op->cpu.present)
+    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  else
+    og_body_lines(op, body, lines, true);
+  if (loops) og_line(lines, "%*s}", indent + (int)(2 * (loops - 1)), "");
+  if (batched) og_line(lines, "  }");
+  og_line(lines, "}");
+  return lines;
+}
+
+/* "{a, b}" of a launch's extents in plain C. */
+static char *og_extents_init(const og_launch *l) {
+  og_buf b = {0};
+  og_buf_putc(&b, '{');
+  for (size_t d = 0; d < l->n; ++d) {
+    og_value *e = og_c_expr(l->extents[d]);
+    og_buf_printf(&b, "%s%s", d ? ", " : "", og_value_as_str(e));
+    og_value_free(e);
+  }
+  og_buf_putc(&b, '}');
+  return og_buf_take(&b);
+}
+
+/* The configuration of kernel `k` (named `name`) into opspec_config[k]; `portable` for
+ * the portable kernel, whose grid-stride loops allow a capped grid. */
+static void og_cuda_config(og_value *lines, size_t k, const char *name, bool portable, const og_launch *launch,
+                           const og_launch *threads, const og_launch *grid, const og_launch *block,
+                           const og_expr *shared) {
+  og_value *shm = shared ? og_c_expr(shared) : og_value_str("0");
+  if (launch->n) {
+    char *ext = og_extents_init(launch);
+    og_line(lines, "  const int64_t opspec_extents_%s[3] = %s;", name, ext);
+    free(ext);
+    if (threads->n) {
+      char *thr = og_extents_init(threads);
+      og_line(lines, "  const int64_t opspec_threads_%s[3] = %s;", name, thr);
+      free(thr);
+    }
+    if (portable)
+      og_line(lines, "  opspec_launch_portable(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s);", k, name,
+              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "");
+    else
+      og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name,
+              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
+  } else {
+    char *g = og_extents_init(grid), *b = og_extents_init(block);
+    og_line(lines, "  const int64_t opspec_grid_%s[3] = %s;", name, g);
+    og_line(lines, "  const int64_t opspec_block_%s[3] = %s;", name, b);
+    og_line(lines, "  opspec_launch_explicit(&opspec_config[%zu], \"%s\", %zu, opspec_grid_%s, opspec_block_%s, %s);",
+            k, name, grid->n, name, name, og_value_as_str(shm));
+    free(g);
+    free(b);
+  }
+  og_value_free(shm);
+}
+
+/* The launcher: every kernel's configuration, checked, then the variant's kernels in
+ * order on XLA's stream. */
+static og_value *og_cuda_launcher(const og_op *op) {
+  og_value *lines = og_lines(), *locals = og_lines();
+  og_idents used = {0};
+  og_use_launch(&used, &op->launch);
+  og_use_launch(&used, &op->threads);
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    og_use_launch(&used, &kern->launch);
+    og_use_launch(&used, &kern->threads);
+    og_use_launch(&used, &kern->grid);
+    og_use_launch(&used, &kern->block);
+    og_use_expr(&used, kern->shared_mem);
+  }
+  og_declare(op, &used, "opspec_args->", false, 2, locals);
+  og_idents_free(&used);
+
+  og_buf head = {0};
+  og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
+  bool batched = og_cuda_batch_grid(op);
+  /* Without a batched grid the handler calls once per element, with no batch: C++ lets
+   * the parameter go unnamed. */
+  const char *const params[] = {"const void *opspec_argp",
+                                batched ? "const opspec_batch *opspec_call_batch" : "const opspec_batch *",
+                                "int32_t opspec_variant",
+                                "void *opspec_stream_handle",
+                                "const size_t *opspec_output_bytes",
+                                "const char **opspec_failed_kernel"};
+  og_signature(lines, og_buf_str(&head), params, 6);
+  og_buf_free(&head);
+  og_line(lines, "  const opspec_%s_args *opspec_args = (const opspec_%s_args *)opspec_argp;", op->name, op->name);
+  og_line(lines, "  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;");
+  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
+  og_value_free(locals);
+  size_t nconfig = op->ncuda ? op->ncuda : 1;
+  og_line(lines, "  opspec_launch opspec_config[%zu];", nconfig);
+  if (op->ncuda)
+    for (size_t k = 0; k < op->ncuda; ++k) {
+      const og_cuda_kernel *kern = &op->cuda[k];
+      og_cuda_config(lines, k, kern->name, false, &kern->launch, &kern->threads, &kern->grid, &kern->block,
+                     kern->shared_mem);
+    }
+  else
+    og_cuda_config(lines, 0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL);
+  if (batched) {
+    og_line(lines, "  /* A natively batched call's elements run along z%s. */",
+            op->launch.n < 3 ? "" : " (a 3-D launch: in each thread's loop)");
+    og_line(lines, "  const opspec_batch_grid<%zu> opspec_batch = opspec_batch_grid_of<%zu>(opspec_call_batch, %zu);",
+            op->ninputs + op->noutputs, op->ninputs + op->noutputs, op->ninputs);
+    if (op->launch.n < 3) og_line(lines, "  opspec_launch_batch(&opspec_config[0], opspec_batch.count);");
+  }
+  og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
+  og_line(lines, "  if (opspec_code) return opspec_code;");
+  og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");
+  og_line(lines, "  if (opspec_launch_any_empty(opspec_config, %zu)) {", nconfig);
+  for (size_t i = 0; i < op->noutputs; ++i)
+    og_line(lines,
+            "    if ((opspec_code = opspec_cuda_zero(opspec_args->%s.data, opspec_output_bytes[%zu], opspec_stream))) "
+            "return opspec_code;",
+            op->outputs[i].name, i);
+  og_line(lines, "  }");
+  og_line(lines, "  switch (opspec_variant) {");
+  size_t nvariants = og_op_nvariants(op);
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  for (size_t v = 0; v < nvariants; ++v) {
+    og_buf targs = {0}, label = {0};
+    og_variant_picks(op, v, pick);
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *dtype = op->types[t].choices[pick[t]];
+      og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
+      og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+    }
+    if (op->ntypes) {
+      og_buf_putc(&targs, '>');
+      og_buf_puts(&label, " */");
+    }
+    og_line(lines, "    case %zu:%s", v, og_buf_str(&label));
+    for (size_t k = 0; k < nconfig; ++k) {
+      og_buf fn = {0};
+      og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
+      const char *values = batched ? "*opspec_args, opspec_batch" : "*opspec_args";
+      if (k + 1 < nconfig)
+        og_line(lines,
+                "      if ((opspec_code = opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, "
+                "opspec_failed_kernel, %s)))",
+                og_buf_str(&fn), k, values);
+      else
+        og_line(lines,
+                "      return opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, opspec_failed_kernel, %s);",
+                og_buf_str(&fn), k, values);
+      if (k + 1 < nconfig) og_line(lines, "        return opspec_code;");
+      og_buf_free(&fn);
+    }
+    og_buf_free(&targs);
+    og_buf_free(&label);
+  }
+  og_line(lines, "    default:");
+  og_line(lines, "      *opspec_failed_kernel = \"(dispatch)\";");
+  og_line(lines, "      return (int)cudaErrorInvalidValue;");
+  og_line(lines, "  }");
+  og_line(lines, "}");
+  return lines;
+}
+
+/* OPSPEC_DYNAMIC_SHARED(NAME, TYPE) for each name the kernels declare `extern __shared__`,
+ * once: the CUDA simulator's storage for it (opspec/cuda.h). */
+typedef struct og_shared_names {
+  og_idents seen;
+  og_value *lines;
+} og_shared_names;
+
+static void og_shared_found(const char *type, const char *name, void *ud) {
+  og_shared_names *names = ud;
+  if (og_idents_has(&names->seen, name)) return;
+  og_idents_add(&names->seen, name);
+  if (!og_list_len(names->lines)) {
+    og_line(names->lines, "%s", "");
+    og_line(names->lines,
+            "/* Its kernels' dynamic shared memory: storage the CUDA simulator needs, nothing on a GPU. */");
+  }
+  og_line(names->lines, "OPSPEC_DYNAMIC_SHARED(%s, %s)", name, type);
+}
+
+static og_value *og_dynamic_shared(const og_op *op) {
+  og_shared_names names = {{0}, og_lines()};
+  for (size_t k = 0; k < op->ncuda; ++k) og_dynamic_shared_scan(op->cuda[k].body.text, og_shared_found, &names);
+  og_idents_free(&names.seen);
+  return names.lines;
+}
+
+static void og_emit_cuda(const og_op *op, og_value *v) {
+  bool has = op->ncuda > 0 || op->kernel.present;
+  og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
+  og_map_set(v, "with_cuda", og_when(has));
+  og_map_set(v, "rejects", og_when(og_op_rejects(op)));
+  og_map_set(v, "fastmath", og_when(op->fastmath));
+  og_map_set(v, "without_cuda", og_when(!has));
+  og_value *kernels = og_value_list();
+  og_buf fn = {0}, comment = {0};
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    og_buf_clear(&fn);
+    og_buf_clear(&comment);
+    og_buf_printf(&fn, "opspec_%s_%s", op->name, op->cuda[k].name);
+    og_buf_printf(&comment, "Kernel '%s' of %s.", op->cuda[k].name, op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->cuda[k].body, NULL));
+    og_list_push(kernels, kv);
+  }
+  if (!op->ncuda && op->kernel.present) {
+    og_buf_printf(&fn, "opspec_%s_kernel", op->name);
+    og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->kernel, &op->launch));
+    og_list_push(kernels, kv);
+  }
+  og_buf_free(&fn);
+  og_buf_free(&comment);
+  og_map_set(v, "cuda_kernels", kernels);
+  og_map_set(v, "cuda_launch", has ? og_cuda_launcher(op) : og_lines());
+}
+
+void og_emit_kernels(const og_op *op, og_value *v) {
+  og_value *body = og_lines();
+  og_body_lines(op, og_cpu_body(op), body, false);
+  og_map_set(v, "body_inc", body);
+  bool shared = !op->cpu.present && !op->ncuda;
+  og_map_set_str(v, "body_shared", shared ? ", and by its CUDA kernel" : "");
+  og_emit_cpu(op, v);
+  og_emit_cuda(op, v);
+}
