@@ -16,7 +16,7 @@
 #include <strings.h>
 
 #include "write/write.h"
-#include "model/model.h"
+#include "check/check.h"
 #include "load/schema.h"
 #include "render/tmpl.h"
 #include "render/tmpl_embedded.h"

@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
+#include "check/check.h"
+
+#include "load/load.h"
+#include "model/dtype.h"
 #include "check/c_idents.h"
 #include "check/names.h"
-#include "load/derivs.h"
+#include "check/derivs.h"
 
 typedef struct og_name {
   const char *name;
@@ -154,18 +157,11 @@ static void og_check_arrays(const og_op *op, const og_array *arrays, size_t n, o
   }
 }
 
-static bool og_is_integer_dtype(const char *dtype) {
-  return strncmp(dtype, "int", 3) == 0 || strncmp(dtype, "uint", 4) == 0;
-}
-
 /* `check:` bounds are compared with integer contents, so the input must be integer
  * typed: a concrete integer dtype, or a type variable whose every choice is one. */
 static void og_check_contents(const og_op *op, const og_array *a, og_diag *d) {
   if (!a->check.present || !a->dtype) return;
-  bool integer = a->typevar < 0 ? og_is_integer_dtype(a->dtype) : true;
-  for (size_t c = 0; a->typevar >= 0 && c < op->types[a->typevar].nchoices; ++c)
-    integer &= og_is_integer_dtype(op->types[a->typevar].choices[c]);
-  if (!integer)
+  if (!og_array_dtypes_all(op, a, og_dtype_is_integer))
     og_diag_error(d, a->check.loc, "input '%s' has a check, but checks apply only to integer inputs (its dtype is %s)",
                   a->name, a->dtype);
   og_check_expr(op, a->check.min, OG_SCOPE_SHAPE, "check 'min'", d);
@@ -554,35 +550,19 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_in_kernel(op, d);
 }
 
-const og_attr *og_op_attr(const og_op *op, const char *name) {
-  for (size_t i = 0; i < op->nattrs; ++i)
-    if (op->attrs[i].name && strcmp(op->attrs[i].name, name) == 0) return &op->attrs[i];
-  return NULL;
+
+og_op *og_spec_load(const char *path, og_diag *d) {
+  og_source *src = og_source_read(path, d);
+  return src ? og_spec_load_source(src, d) : NULL;
 }
 
-bool og_op_rejects(const og_op *op) {
-  for (size_t i = 0; i < op->ninputs; ++i)
-    if (op->inputs[i].check.present && op->inputs[i].check.in_kernel) return true;
-  return false;
-}
-
-const og_array *og_op_array(const og_op *op, const char *name) {
-  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
-  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
-  for (size_t l = 0; l < 3; ++l)
-    for (size_t i = 0; i < counts[l]; ++i)
-      if (lists[l][i].name && strcmp(lists[l][i].name, name) == 0) return &lists[l][i];
-  return NULL;
-}
-
-int og_op_symbol(const og_op *op, const char *name) {
-  for (size_t i = 0; i < op->nsymbols; ++i)
-    if (strcmp(op->symbols[i], name) == 0) return (int)i;
-  return -1;
-}
-
-size_t og_op_nvariants(const og_op *op) {
-  size_t n = 1;
-  for (size_t i = 0; i < op->ntypes; ++i) n *= op->types[i].nchoices ? op->types[i].nchoices : 1;
-  return n;
+og_op *og_spec_load_source(og_source *src, og_diag *d) {
+  int before = d->errors;
+  og_op *op = og_load_spec(src, NULL, d);
+  if (op) og_spec_check(op, d);
+  if (op && d->errors != before) {
+    og_op_free(op);
+    return NULL;
+  }
+  return op;
 }

@@ -7,12 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static og_keys_log *og_keys_log_active;
-
-void og_keys_record(og_keys_log *log) { og_keys_log_active = log; }
-
-static og_keys_event *og_keys_log_add(const char *what, const char *key, const og_ynode *node) {
-  og_keys_log *log = og_keys_log_active;
+static og_keys_event *og_keys_log_add(og_keys_log *log, const char *what, const char *key, const og_ynode *node) {
   og_grow((void **)&log->events, &log->cap, log->n + 1, sizeof *log->events);
   og_keys_event *e = &log->events[log->n++];
   *e = (og_keys_event){.what = what, .key = key, .node = node};
@@ -21,10 +16,10 @@ static og_keys_event *og_keys_log_add(const char *what, const char *key, const o
 
 /* A view begins: its parent is the latest key taken whose value is this mapping or a
  * sequence holding it. */
-static void og_keys_log_begin(const og_ynode *node, const char *what) {
-  og_keys_event *view = og_keys_log_add(what, NULL, node);
-  for (size_t i = og_keys_log_active->n - 1; i-- > 0;) {
-    const og_keys_event *e = &og_keys_log_active->events[i];
+static void og_keys_log_begin(og_keys_log *log, const og_ynode *node, const char *what) {
+  og_keys_event *view = og_keys_log_add(log, what, NULL, node);
+  for (size_t i = log->n - 1; i-- > 0;) {
+    const og_keys_event *e = &log->events[i];
     if (!e->key || !e->node) continue;
     bool item = false;
     if (e->node->kind == OG_Y_SEQ)
@@ -37,8 +32,9 @@ static void og_keys_log_begin(const og_ynode *node, const char *what) {
   }
 }
 
-bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *d) {
+bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_keys_log *log, og_diag *d) {
   memset(k, 0, sizeof *k);
+  k->log = log;
   k->map = node;
   k->what = what;
   if (!og_want_kind(node, OG_Y_MAP, what, d)) {
@@ -50,7 +46,7 @@ bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *
     k->map = NULL;
     return false;
   }
-  if (og_keys_log_active) og_keys_log_begin(node, what);
+  if (log) og_keys_log_begin(log, node, what);
   return true;
 }
 
@@ -74,7 +70,7 @@ static const og_ynode *og_keys_find(og_keys *k, const char *key) {
 
 static const og_ynode *og_keys_lookup(og_keys *k, const char *key, bool required) {
   const og_ynode *v = og_keys_find(k, key);
-  if (og_keys_log_active && k->map) og_keys_log_add(k->what, key, v)->required = required;
+  if (k->log && k->map) og_keys_log_add(k->log, k->what, key, v)->required = required;
   return v;
 }
 

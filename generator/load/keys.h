@@ -1,8 +1,8 @@
 /* Strict mapping access for the spec loader, after torchgen's "pop every key, reject
  * the rest": the loader takes each key it knows from a og_keys view, and og_keys_finish
  * reports every key nobody took as unknown, listing the ones that are allowed. */
-#ifndef OG_SPEC_KEYS_H
-#define OG_SPEC_KEYS_H
+#ifndef OG_LOAD_KEYS_H
+#define OG_LOAD_KEYS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,28 +12,8 @@
 
 #define OG_KEYS_MAX 24
 
-typedef struct og_keys {
-  const og_ynode *map;
-  const char *what; /* "op", "input", ... for messages */
-  bool used[64];
-  const char *known[OG_KEYS_MAX];
-  int nknown;
-  const char *missing[OG_KEYS_MAX]; /* required keys not found, reported by finish */
-  int nmissing;
-} og_keys;
-
-/* Starts a view; reports and returns false if `node` is not a mapping. */
-bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_diag *d);
-/* The value of `key`, or NULL. */
-const og_ynode *og_keys_take(og_keys *k, const char *key);
-/* Like og_keys_take but a missing key is an error (reported by og_keys_finish, after
- * unknown keys: a misspelt key is the cause, the missing one its effect). */
-const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d);
-/* Reports every key that was not taken, then every required key that was missing. */
-void og_keys_finish(og_keys *k, og_diag *d);
-
-/* Recording, for opspec-gen --schema (spec_schema.c): while a log is set, each view begun
- * and each key taken is appended to it, so that the schema lists exactly the keys the
+/* Recording, for opspec-gen --schema (load/schema.c): given a log, each view begun and
+ * each key taken is appended to it, so that the schema lists exactly the keys the
  * loader takes, wherever it takes them. A view's parent is the taken key whose value is
  * the mapping viewed, or a sequence that holds it. Strings point at the loader's own
  * literals; the nodes are compared, never read, after loading. */
@@ -52,8 +32,28 @@ typedef struct og_keys_log {
   size_t n, cap;
 } og_keys_log;
 
-/* Starts (log) or stops (NULL) recording. */
-void og_keys_record(og_keys_log *log);
+typedef struct og_keys {
+  const og_ynode *map;
+  const char *what; /* "op", "input", ... for messages */
+  og_keys_log *log; /* where to record what is taken, or NULL */
+  bool used[64];
+  const char *known[OG_KEYS_MAX];
+  int nknown;
+  const char *missing[OG_KEYS_MAX]; /* required keys not found, reported by finish */
+  int nmissing;
+} og_keys;
+
+/* Starts a view, recording into `log` unless NULL; reports and returns false if `node`
+ * is not a mapping. */
+bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_keys_log *log, og_diag *d);
+/* The value of `key`, or NULL. */
+const og_ynode *og_keys_take(og_keys *k, const char *key);
+/* Like og_keys_take but a missing key is an error (reported by og_keys_finish, after
+ * unknown keys: a misspelt key is the cause, the missing one its effect). */
+const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d);
+/* Reports every key that was not taken, then every required key that was missing. */
+void og_keys_finish(og_keys *k, og_diag *d);
+
 
 /* Scalar helpers: report "<what> must be a <kind>" and return false on mismatch. */
 bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d);
@@ -63,4 +63,4 @@ bool og_want_name_length(const og_ynode *n, const char *what, og_diag *d);
 bool og_want_int(const og_ynode *n, const char *what, int64_t *out, og_diag *d);
 bool og_is_ident(const char *s);
 
-#endif /* OG_SPEC_KEYS_H */
+#endif /* OG_LOAD_KEYS_H */

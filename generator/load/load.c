@@ -12,35 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
-#include "opspec/dtypes.h"
+#include "load/load.h"
+
 #include "load/derivs.h"
-#include "load/keys.h"
-
-const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
-    [OG_ATTR_BOOL] = {"bool", "bool", false},        [OG_ATTR_INT32] = {"int32", "int", true},
-    [OG_ATTR_INT64] = {"int64", "int", true},        [OG_ATTR_FLOAT32] = {"float32", "float", false},
-    [OG_ATTR_FLOAT64] = {"float64", "float", false},
-};
-
-const char *const og_vmap_names[OG_VMAP_NMETHODS] = {
-    [OG_VMAP_NATIVE] = "native",           [OG_VMAP_NONE] = "none",
-    [OG_VMAP_SEQUENTIAL] = "sequential",   [OG_VMAP_SEQUENTIAL_UNROLLED] = "sequential_unrolled",
-    [OG_VMAP_EXPAND_DIMS] = "expand_dims", [OG_VMAP_BROADCAST_ALL] = "broadcast_all",
-};
-
-static const char *const og_dtype_names[] = {
-#define OG_DTYPE_NAME(name, ctype, cutype, xla, np, integer) #name,
-    OPSPEC_DTYPES(OG_DTYPE_NAME)
-#undef OG_DTYPE_NAME
-};
-enum { OG_NDTYPES = sizeof og_dtype_names / sizeof og_dtype_names[0] };
-
-static bool og_is_dtype(const char *s) {
-  for (size_t i = 0; i < OG_NDTYPES; ++i)
-    if (strcmp(og_dtype_names[i], s) == 0) return true;
-  return false;
-}
+#include "model/dtype.h"
 
 static void og_report_bad_dtype(const og_op *op, const og_ynode *n, og_diag *d) {
   og_buf expected = {0};
@@ -50,7 +25,7 @@ static void og_report_bad_dtype(const og_op *op, const og_ynode *n, og_diag *d) 
     og_buf_puts(&expected, ") or ");
   }
   og_buf_puts(&expected, "one of ");
-  for (size_t i = 0; i < OG_NDTYPES; ++i) og_buf_printf(&expected, "%s%s", i ? ", " : "", og_dtype_names[i]);
+  for (int i = 0; i < OG_NDTYPES; ++i) og_buf_printf(&expected, "%s%s", i ? ", " : "", og_dtypes[i].name);
   og_diag_error(d, n->loc, "unknown dtype '%s' (expected %s)", n->text, og_buf_str(&expected));
   og_buf_free(&expected);
 }
@@ -157,7 +132,7 @@ static void og_load_types(og_op *op, const og_ynode *n, og_diag *d) {
     for (size_t c = 0; c < nchoices; ++c) {
       const og_ynode *ch = choices->items[c];
       if (!og_want_kind(ch, OG_Y_SCALAR, "type variable choice", d)) continue;
-      if (!og_is_dtype(ch->text)) {
+      if (og_dtype_find(ch->text) == OG_DT_NONE) {
         og_op tmp = {0}; /* choices are concrete dtypes only: no type variables listed */
         og_report_bad_dtype(&tmp, ch, d);
         continue;
@@ -217,10 +192,10 @@ static bool og_load_check_flag(const og_ynode *n, const char *what, og_diag *d) 
 
 /* `check: {min: EXPR, max: EXPR, sorted: true, in_kernel: true}`: what an input's
  * contents must satisfy, and whether the CPU body checks it itself. */
-static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
+static void og_load_check(og_array *a, const og_ynode *n, og_keys_log *log, og_diag *d) {
   og_keys k;
   a->check.loc = n->loc;
-  if (!og_keys_begin(&k, n, "check", d)) return;
+  if (!og_keys_begin(&k, n, "check", log, d)) return;
   const og_ynode *min = og_keys_take(&k, "min");
   const og_ynode *max = og_keys_take(&k, "max");
   const og_ynode *sorted = og_keys_take(&k, "sorted");
@@ -235,14 +210,15 @@ static void og_load_check(og_array *a, const og_ynode *n, og_diag *d) {
   if (!min && !max && !sorted) og_diag_error(d, n->loc, "check needs at least one of min, max, sorted");
 }
 
-static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_diag *d) {
+static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_keys_log *log,
+                          og_diag *d) {
   static const char *const what[] = {"input", "output", "scratch buffer"};
   og_keys k;
   a->role = role;
   a->typevar = -1;
   a->alias_of = -1;
   a->loc = n->loc;
-  if (!og_keys_begin(&k, n, what[role], d)) return;
+  if (!og_keys_begin(&k, n, what[role], log, d)) return;
   const og_ynode *name = og_keys_need(&k, "name", d);
   const og_ynode *dtype = og_keys_need(&k, "dtype", d);
   const og_ynode *shape = og_keys_need(&k, "shape", d);
@@ -258,14 +234,14 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
     a->dtype = og_xstrdup(dtype->text);
     for (size_t t = 0; t < op->ntypes; ++t)
       if (strcmp(op->types[t].name, dtype->text) == 0) a->typevar = (int)t;
-    if (a->typevar < 0 && !og_is_dtype(dtype->text))
+    if (a->typevar < 0 && og_dtype_find(dtype->text) == OG_DT_NONE)
       og_report_bad_dtype(op, dtype, d);
     else if (a->typevar < 0 && strcmp(dtype->text, "bfloat16") == 0)
       og_diag_error(d, dtype->loc,
                     "dtype bfloat16 goes through a type variable (types: {T: [bfloat16, ...]}): the CPU runs a "
                     "type variable's bfloat16 choice in float");
   }
-  if (check) og_load_check(a, check, d);
+  if (check) og_load_check(a, check, log, d);
   if (shape && og_want_kind(shape, OG_Y_SEQ, "shape", d)) {
     size_t rank = og_capped(shape, OPSPEC_MAX_RANK, "dims", d);
     a->dims = og_xcalloc(rank ? rank : 1, sizeof *a->dims);
@@ -279,7 +255,8 @@ static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_ro
   }
 }
 
-static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role, size_t *count, og_diag *d) {
+static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role, size_t *count, og_keys_log *log,
+                                og_diag *d) {
   static const char *const what[] = {"'inputs'", "'outputs'", "'scratch'"};
   static const char *const plural[] = {"inputs", "outputs", "scratch buffers"};
   static const size_t max[] = {OPSPEC_MAX_INPUTS, OPSPEC_MAX_OUTPUTS, OPSPEC_MAX_SCRATCH};
@@ -288,7 +265,7 @@ static og_array *og_load_arrays(og_op *op, const og_ynode *n, og_array_role role
   og_array *arrays = og_xcalloc(loaded ? loaded : 1, sizeof *arrays);
   for (size_t i = 0; i < loaded; ++i) {
     arrays[i].index = i;
-    og_load_array(op, &arrays[i], n->items[i], role, d);
+    og_load_array(op, &arrays[i], n->items[i], role, log, d);
   }
   *count = loaded;
   return arrays;
@@ -332,7 +309,7 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
   return og_buf_take(&b);
 }
 
-static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
+static void og_load_attrs(og_op *op, const og_ynode *n, og_keys_log *log, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SEQ, "'attrs'", d)) return;
   size_t count = og_capped(n, OPSPEC_MAX_ATTRS, "attributes", d);
   op->attrs = og_xcalloc(count ? count : 1, sizeof *op->attrs);
@@ -340,7 +317,7 @@ static void og_load_attrs(og_op *op, const og_ynode *n, og_diag *d) {
     og_attr *a = &op->attrs[op->nattrs++];
     og_keys k;
     a->loc = n->items[i]->loc;
-    if (!og_keys_begin(&k, n->items[i], "attribute", d)) continue;
+    if (!og_keys_begin(&k, n->items[i], "attribute", log, d)) continue;
     const og_ynode *name = og_keys_need(&k, "name", d);
     const og_ynode *type = og_keys_need(&k, "type", d);
     const og_ynode *def = og_keys_take(&k, "default");
@@ -405,7 +382,7 @@ static void og_load_body(og_body *b, const og_ynode *n, const char *what, og_dia
   }
 }
 
-static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {
+static void og_load_cuda(og_op *op, const og_ynode *n, og_keys_log *log, og_diag *d) {
   if (!og_want_kind(n, OG_Y_SEQ, "'cuda'", d)) return;
   size_t count = og_capped(n, OPSPEC_MAX_CUDA_KERNELS, "cuda kernels", d);
   op->cuda = og_xcalloc(count ? count : 1, sizeof *op->cuda);
@@ -413,7 +390,7 @@ static void og_load_cuda(og_op *op, const og_ynode *n, og_diag *d) {
     og_cuda_kernel *kern = &op->cuda[op->ncuda++];
     og_keys k;
     kern->loc = n->items[i]->loc;
-    if (!og_keys_begin(&k, n->items[i], "cuda kernel", d)) continue;
+    if (!og_keys_begin(&k, n->items[i], "cuda kernel", log, d)) continue;
     const og_ynode *name = og_keys_need(&k, "name", d);
     const og_ynode *body = og_keys_need(&k, "body", d);
     const og_ynode *launch = og_keys_take(&k, "launch");
@@ -446,12 +423,6 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
                 "broadcast_all)",
                 n->text);
 }
-
-const char *const og_reduce_names[OG_REDUCE_NHOWS] = {
-    [OG_REDUCE_SUM] = "sum",
-    [OG_REDUCE_MAX] = "max",
-    [OG_REDUCE_MIN] = "min",
-};
 
 /* `reduce: {symbol: sum}`; the checker says which symbols may be reduced. */
 static void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d) {
@@ -547,9 +518,9 @@ static void og_complete(og_op *op) {
       if (op->inputs[i].typevar == (int)t) op->types[t].bound_by = (int)i;
 }
 
-static void og_load_op(og_op *op, og_diag *d) {
+static void og_load_op(og_op *op, og_keys_log *log, og_diag *d) {
   og_keys k;
-  if (!og_keys_begin(&k, op->tree, "spec", d)) return;
+  if (!og_keys_begin(&k, op->tree, "spec", log, d)) return;
   const og_ynode *name = og_keys_need(&k, "op", d);
   const og_ynode *doc = og_keys_take(&k, "doc");
   const og_ynode *types = og_keys_take(&k, "types");
@@ -579,10 +550,10 @@ static void og_load_op(og_op *op, og_diag *d) {
   }
   op->doc = og_xstrdup(doc && og_want_kind(doc, OG_Y_SCALAR, "'doc'", d) ? doc->text : "");
   if (types) og_load_types(op, types, d);
-  if (inputs) op->inputs = og_load_arrays(op, inputs, OG_INPUT, &op->ninputs, d);
-  if (outputs) op->outputs = og_load_arrays(op, outputs, OG_OUTPUT, &op->noutputs, d);
-  if (scratch) op->scratch = og_load_arrays(op, scratch, OG_SCRATCH, &op->nscratch, d);
-  if (attrs) og_load_attrs(op, attrs, d);
+  if (inputs) op->inputs = og_load_arrays(op, inputs, OG_INPUT, &op->ninputs, log, d);
+  if (outputs) op->outputs = og_load_arrays(op, outputs, OG_OUTPUT, &op->noutputs, log, d);
+  if (scratch) op->scratch = og_load_arrays(op, scratch, OG_SCRATCH, &op->nscratch, log, d);
+  if (attrs) og_load_attrs(op, attrs, log, d);
   op->vmap = OG_VMAP_NATIVE;
   if (vmap && og_want_kind(vmap, OG_Y_SCALAR, "'vmap'", d)) og_load_vmap(op, vmap, d);
   if (aliases && og_want_kind(aliases, OG_Y_MAP, "'aliases'", d)) og_load_aliases(op, aliases, d);
@@ -591,7 +562,7 @@ static void og_load_op(og_op *op, og_diag *d) {
   if (prologue) og_load_body(&op->prologue, prologue, "'prologue'", d);
   if (kernel) og_load_body(&op->kernel, kernel, "'kernel'", d);
   if (cpu) og_load_body(&op->cpu, cpu, "'cpu'", d);
-  if (cuda) og_load_cuda(op, cuda, d);
+  if (cuda) og_load_cuda(op, cuda, log, d);
   if (derivs) og_load_derivatives(op, derivs, d);
   if (bytes) op->bytes = og_load_expr(bytes, "'bytes'", d);
   if (flops) op->flops = og_load_expr(flops, "'flops'", d);
@@ -612,96 +583,18 @@ static void og_reject_nuls(const og_ynode *n, og_diag *d) {
   }
 }
 
-og_op *og_spec_load(const char *path, og_diag *d) {
-  og_source *src = og_source_read(path, d);
-  return src ? og_spec_load_source(src, d) : NULL;
-}
-
-og_op *og_spec_load_source(og_source *src, og_diag *d) {
+og_op *og_load_spec(og_source *src, og_keys_log *log, og_diag *d) {
   int before = d->errors;
   og_op *op = og_xcalloc(1, sizeof *op);
   op->src = src;
   op->loc = (og_loc){src, 1, 1};
   op->tree = og_yaml_load(src, d);
   og_reject_nuls(op->tree, d);
-  if (op->tree && d->errors == before) og_load_op(op, d);
-  if (op->tree && d->errors == before) {
-    og_complete(op);
-    og_spec_check(op, d);
-  }
+  if (op->tree && d->errors == before) og_load_op(op, log, d);
+  if (op->tree && d->errors == before) og_complete(op);
   if (d->errors != before) {
     og_op_free(op);
     return NULL;
   }
   return op;
-}
-
-static void og_arrays_free(og_array *arrays, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < arrays[i].ndims; ++j) {
-      free(arrays[i].dims[j].name);
-      free(arrays[i].dims[j].text);
-      og_expr_free(arrays[i].dims[j].expr);
-    }
-    free(arrays[i].dims);
-    og_expr_free(arrays[i].check.min);
-    og_expr_free(arrays[i].check.max);
-    free(arrays[i].name);
-    free(arrays[i].dtype);
-  }
-  free(arrays);
-}
-
-static void og_launch_free(og_launch *l) {
-  for (size_t i = 0; i < 3; ++i) og_expr_free(l->extents[i]);
-}
-
-void og_op_free(og_op *op) {
-  if (!op) return;
-  for (size_t i = 0; i < op->ntypes; ++i) {
-    for (size_t c = 0; c < op->types[i].nchoices; ++c) free(op->types[i].choices[c]);
-    free(op->types[i].choices);
-    free(op->types[i].choice_locs);
-    free(op->types[i].name);
-  }
-  free(op->types);
-  og_arrays_free(op->inputs, op->ninputs);
-  og_arrays_free(op->outputs, op->noutputs);
-  og_arrays_free(op->scratch, op->nscratch);
-  for (size_t i = 0; i < op->nattrs; ++i) {
-    free(op->attrs[i].name);
-    free(op->attrs[i].default_py);
-    free(op->attrs[i].doc);
-  }
-  free(op->attrs);
-  for (size_t i = 0; i < op->nsymbols; ++i) free(op->symbols[i]);
-  free(op->symbols);
-  og_derivatives_free(op);
-  for (size_t i = 0; i < op->nreduce; ++i) free(op->reduce[i].symbol);
-  free(op->reduce);
-  for (size_t i = 0; i < op->nindependent; ++i) free(op->independent[i].symbol);
-  free(op->independent);
-  og_launch_free(&op->launch);
-  og_launch_free(&op->threads);
-  og_expr_free(op->bytes);
-  og_expr_free(op->flops);
-  free(op->prologue.text);
-  free(op->kernel.text);
-  free(op->cpu.text);
-  for (size_t i = 0; i < op->ncuda; ++i) {
-    og_cuda_kernel *kern = &op->cuda[i];
-    free(kern->name);
-    free(kern->body.text);
-    og_launch_free(&kern->launch);
-    og_launch_free(&kern->grid);
-    og_launch_free(&kern->block);
-    og_launch_free(&kern->threads);
-    og_expr_free(kern->shared_mem);
-  }
-  free(op->cuda);
-  free(op->name);
-  free(op->doc);
-  og_ynode_free(op->tree);
-  og_source_free(op->src);
-  free(op);
 }

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
-#include "opspec/dtypes.h"
 #include "load/keys.h"
+#include "load/load.h"
+#include "model/dtype.h"
 
 /* A spec with every mapping the loader views (each array role, a check, an attribute, a
  * CUDA kernel), so that every og_keys view runs once. Whether it is a valid op does not
@@ -24,12 +24,6 @@ static const char og_schema_probe[] =
     "cuda:\n"
     "  - {name: k, body: ';'}\n";
 
-static const char *const og_schema_dtypes[] = {
-#define OG_SCHEMA_DTYPE(name, ctype, cutype, xla, np, integer) #name,
-    OPSPEC_DTYPES(OG_SCHEMA_DTYPE)
-#undef OG_SCHEMA_DTYPE
-};
-
 static void og_json_enum(og_buf *out, const char *const *names, size_t n) {
   og_buf_puts(out, "{\"enum\": [");
   for (size_t i = 0; i < n; ++i) og_buf_printf(out, "%s\"%s\"", i ? ", " : "", names[i]);
@@ -43,14 +37,15 @@ static void og_json_def_name(og_buf *out, const char *what) {
 
 /* The values the loader checks against one of its tables, by key. */
 static bool og_schema_table_value(og_buf *out, const char *key) {
-  size_t ndtypes = sizeof og_schema_dtypes / sizeof *og_schema_dtypes;
+  const char *dtypes[OG_NDTYPES];
+  for (int t = 0; t < OG_NDTYPES; ++t) dtypes[t] = og_dtypes[t].name;
   if (strcmp(key, "types") == 0) {
     og_buf_puts(out, "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"array\", \"items\": ");
-    og_json_enum(out, og_schema_dtypes, ndtypes);
+    og_json_enum(out, dtypes, OG_NDTYPES);
     og_buf_puts(out, "}}");
   } else if (strcmp(key, "dtype") == 0) { /* a dtype, or a type variable */
     og_buf_puts(out, "{\"anyOf\": [");
-    og_json_enum(out, og_schema_dtypes, ndtypes);
+    og_json_enum(out, dtypes, OG_NDTYPES);
     og_buf_puts(out, ", {\"type\": \"string\", \"pattern\": \"^[A-Za-z_][A-Za-z0-9_]*$\"}]}");
   } else if (strcmp(key, "vmap") == 0) {
     og_json_enum(out, og_vmap_names, OG_VMAP_NMETHODS);
@@ -119,9 +114,7 @@ static void og_schema_object(og_buf *out, const og_keys_log *log, const char *wh
 void og_spec_schema(og_buf *out) {
   og_keys_log log = {0};
   og_diag d = {.max_shown = 1};
-  og_keys_record(&log);
-  og_op_free(og_spec_load_source(og_source_from_string("<schema probe>", og_schema_probe), &d));
-  og_keys_record(NULL);
+  og_op_free(og_load_spec(og_source_from_string("<schema probe>", og_schema_probe), &log, &d));
   og_diag_free(&d);
 
   og_buf_puts(out,

@@ -1,9 +1,10 @@
 /* The op model: what a spec says, validated, as plain C structs.
  *
- * The loader (spec_load.c) builds it complete: closed vocabularies as enums, aliases
- * resolved to indices, shape symbols collected, every type variable's binding input
- * found. The checker (spec_check.c) then only checks, and reports; after that every
- * emitter can trust the model and never re-derives a fact. Every object keeps the
+ * The loader (load/) builds it complete: closed vocabularies as enums (their names in
+ * model/vocab.c), aliases resolved to indices, shape symbols collected, every type
+ * variable's binding input found. The checker (check/) then only checks, and reports;
+ * after that the model is const: every planner and renderer trusts it and never
+ * re-derives a fact. Every object keeps the
  * og_loc it came from so late checks can still point at the YAML.
  */
 #ifndef OG_MODEL_H
@@ -17,6 +18,7 @@
 #include "model/expr.h"
 #include "load/yaml_tree.h"
 
+#include "model/dtype.h"
 #include "opspec/limits.h" /* OPSPEC_MAX_*: shared with the runtime */
 
 typedef enum og_dim_kind {
@@ -216,18 +218,9 @@ typedef struct og_op {
   char fingerprint[17];
 } og_op;
 
-/* Loads and validates one spec file. On any error, reports all it finds through `d`
- * and returns NULL. */
-og_op *og_spec_load(const char *path, og_diag *d);
-/* The same for a source already read; the op owns it (freed with the op, or here on error). */
-og_op *og_spec_load_source(og_source *src, og_diag *d);
 void og_op_free(og_op *op);
 
-/* Checks the rules that span keys (names, bindings, bodies) of a loaded op; reports,
- * never changes the model (called by og_spec_load). */
-void og_spec_check(const og_op *op, og_diag *d);
-
-/* Lookups used by the checker and the emitters. */
+/* The queries every stage asks (model/model.c). */
 const og_attr *og_op_attr(const og_op *op, const char *name);
 const og_array *og_op_array(const og_op *op, const char *name);
 int og_op_symbol(const og_op *op, const char *name); /* index or -1 */
@@ -236,5 +229,8 @@ int og_op_symbol(const og_op *op, const char *name); /* index or -1 */
 bool og_op_rejects(const og_op *op);
 /* Number of type-variable specializations (product of the choice counts). */
 size_t og_op_nvariants(const og_op *op);
+/* Whether every dtype array `a` may take (its dtype, or each choice of its type
+ * variable) `holds`: og_dtype_is_integer, og_dtype_is_float. */
+bool og_array_dtypes_all(const og_op *op, const og_array *a, bool (*holds)(og_dtype));
 
 #endif /* OG_MODEL_H */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "model/model.h"
+#include "check/check.h"
 
 #define BAD "tests/fixtures/bad/"
 

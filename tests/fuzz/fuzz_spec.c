@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "write/write.h"
-#include "model/model.h"
+#include "check/check.h"
 #include "render/tmpl.h"
 
 #ifndef OPSPEC_FUZZ_TEMPLATES_DIR
