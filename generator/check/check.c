@@ -12,7 +12,7 @@
 
 #include "load/load.h"
 #include "model/dtype.h"
-#include "check/c_idents.h"
+#include "util/c_idents.h"
 #include "check/names.h"
 #include "check/derivs.h"
 

@@ -1,4 +1,4 @@
-/* The `derivatives:` section; see spec_derivs.h and docs/gradients.md. */
+/* The `derivatives:` section; its checking half is check/derivs.c; docs/gradients.md. */
 #include "load/derivs.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Spec loading: YAML tree -> op model, one key at a time.
  *
  * Each og_load_* function takes what it knows from a mapping and reports the rest as
- * unknown (spec_keys.h). Errors never stop loading early: a spec with three mistakes
+ * unknown (load/keys.h). Errors never stop loading early: a spec with three mistakes
  * gets three messages. Loading ends by completing the model (og_complete): symbols
  * collected, type variables bound, aliases resolved. Rules that span keys (unique
  * names, what expressions may use, bodies) are the checker's.

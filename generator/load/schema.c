@@ -1,4 +1,4 @@
-/* opspec-gen --schema; see spec_schema.h. */
+/* opspec-gen --schema; see load/schema.h. */
 #include "load/schema.h"
 
 #include <stdlib.h>

@@ -213,9 +213,6 @@ typedef struct og_op {
   size_t nreduce;
   og_independent *independent; /* `independent:`, in the spec's order */
   size_t nindependent;
-  /* The fingerprint of the op's generated code in hex (generator/fingerprint.h), set
-   * while emitting; empty before. */
-  char fingerprint[17];
 } og_op;
 
 void og_op_free(og_op *op);

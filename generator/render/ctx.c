@@ -1,96 +1,15 @@
-/* The context of each template: the op's own values (names, the header's fields, the
- * Python stubs) and the pieces emit_kernels.c and emit_ffi.c compute. */
+/* The context of each template: the op's own values (names, the header's fields), the
+ * pieces ctx_kernels.c, ctx_ffi.c and ctx_python.c compute, and the library's. */
 #include "render/ctx.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/ctx_parts.h"
+#include "render/c_text.h"
+#include "render/ctx_ffi.h"
+#include "render/ctx_kernels.h"
+#include "render/ctx_python.h"
 #include "util/escape.h"
-#include "opspec/dtypes.h"
-
-/* ---- shared helpers ---------------------------------------------------------------- */
-
-og_value *og_lines(void) { return og_value_list(); }
-
-void og_line(og_value *lines, const char *fmt, ...) {
-  og_buf b = {0};
-  va_list ap;
-  va_start(ap, fmt);
-  og_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  og_list_push(lines, og_value_str_take(og_buf_take(&b)));
-}
-
-og_value *og_when(bool condition) {
-  og_value *list = og_value_list();
-  if (condition) og_list_push(list, og_value_map());
-  return list;
-}
-
-typedef struct og_dtype_row {
-  const char *name, *ctype, *np;
-} og_dtype_row;
-
-static const og_dtype_row og_dtype_rows[] = {
-#define OG_DTYPE_ROW(name, ctype, cutype, xla, np, integer) {#name, #ctype, np},
-    OPSPEC_DTYPES(OG_DTYPE_ROW)
-#undef OG_DTYPE_ROW
-};
-
-const char *og_dtype_ctype(const char *dtype) {
-  for (size_t i = 0; i < sizeof og_dtype_rows / sizeof *og_dtype_rows; ++i)
-    if (strcmp(og_dtype_rows[i].name, dtype) == 0) return og_dtype_rows[i].ctype;
-  return NULL;
-}
-
-void og_dtype_enum(og_buf *out, const char *dtype) { og_buf_printf(out, "OPSPEC_DT_%s", dtype); }
-
-const char *og_array_ctype(const og_array *a) { return a->typevar >= 0 ? a->dtype : og_dtype_ctype(a->dtype); }
-
-og_value *og_c_expr(const og_expr *e) {
-  og_buf b = {0};
-  og_expr_render_c(e, &b, NULL, NULL);
-  return og_value_str_take(og_buf_take(&b));
-}
-
-/* In handlers, symbols, attributes and sizes live in the args struct. */
-static void og_spell_args(og_buf *out, const char *name, void *ud) {
-  const og_op *op = ud;
-  size_t len = strlen(name);
-  /* NAME_size is the size of array NAME: args->NAME.size. */
-  if (len > 5 && strcmp(name + len - 5, "_size") == 0) {
-    char *base = og_xstrndup(name, len - 5);
-    bool array = op && og_op_array(op, base);
-    if (array) og_buf_printf(out, "args->%s.size", base);
-    free(base);
-    if (array) return;
-  }
-  og_buf_printf(out, "args->%s", name);
-}
-
-static const og_op *og_current_op; /* for og_spell_args: the op being emitted */
-
-og_value *og_c_expr_checked(const og_expr *e) {
-  og_buf b = {0};
-  og_expr_render_c_checked(e, &b, og_spell_args, (void *)og_current_op);
-  return og_value_str_take(og_buf_take(&b));
-}
-
-og_value *og_spec_text(const og_expr *e) {
-  og_buf text = {0}, out = {0};
-  og_expr_render_spec(e, &text);
-  og_escape_c_string(&out, og_buf_str(&text));
-  og_buf_free(&text);
-  return og_value_str_take(og_buf_take(&out));
-}
-
-static og_value *og_escaped(void (*escape)(og_buf *, const char *), const char *text) {
-  og_buf b = {0};
-  escape(&b, text);
-  return og_value_str_take(og_buf_take(&b));
-}
 
 /* ---- the header -------------------------------------------------------------------- */
 
@@ -145,387 +64,11 @@ static og_value *og_ctx_fields(const og_op *op) {
   return fields;
 }
 
-/* ---- Python ------------------------------------------------------------------------ */
-
-/* Formatting follows ruff's (line length 120, see ruff.toml), so that the generated
- * module is already formatted: a list is written on one line when it fits and has one
- * item, else one item per line with a trailing comma. */
-#define OG_PY_LINE 120
-
-/* Appends `head` + items joined + `tail` as one line, or exploded, to `lines`. */
-static void og_py_list(og_value *lines, int indent, const char *head, og_value *items, const char *tail,
-                       bool one_comma) {
-  og_buf one = {0};
-  og_buf_printf(&one, "%*s%s", indent, "", head);
-  for (size_t i = 0; i < og_list_len(items); ++i)
-    og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
-  if (one_comma && og_list_len(items) == 1) og_buf_putc(&one, ',');
-  og_buf_puts(&one, tail);
-  size_t n = og_list_len(items);
-  if (n <= 1 && one.len <= OG_PY_LINE) {
-    og_line(lines, "%s", og_buf_str(&one));
-  } else {
-    og_line(lines, "%*s%s", indent, "", head);
-    for (size_t i = 0; i < n; ++i) og_line(lines, "%*s%s,", indent + 4, "", og_value_as_str(og_list_at(items, i)));
-    og_line(lines, "%*s%s", indent, "", tail);
-  }
-  og_buf_free(&one);
-}
-
-static void og_spell_py(og_buf *out, const char *name, void *ud) {
-  (void)ud;
-  og_buf_printf(out, "s[\"%s\"]", name);
-}
-
-static char *og_py_dims(const og_array *a) {
-  og_buf b = {0};
-  og_buf_putc(&b, '(');
-  for (size_t d = 0; d < a->ndims; ++d) {
-    const og_dim *dim = &a->dims[d];
-    if (d) og_buf_puts(&b, ", ");
-    if (dim->kind == OG_DIM_ELLIPSIS)
-      og_buf_puts(&b, "...");
-    else if (dim->kind == OG_DIM_INT)
-      og_buf_printf(&b, "%lld", (long long)dim->value);
-    else if (dim->kind == OG_DIM_SYM)
-      og_buf_printf(&b, "\"%s\"", dim->name);
-    else if (dim->expr->kind == OG_E_INT)
-      og_buf_printf(&b, "%lld", (long long)dim->expr->ival);
-    else if (dim->expr->kind == OG_E_NAME) /* a symbol or an int attribute, passed through */
-      og_buf_printf(&b, "\"%s\"", dim->expr->name);
-    else {
-      og_buf_puts(&b, "lambda s: ");
-      og_expr_render_py(dim->expr, &b, og_spell_py, NULL);
-    }
-  }
-  if (a->ndims == 1) og_buf_putc(&b, ',');
-  og_buf_putc(&b, ')');
-  return og_buf_take(&b);
-}
-
-/* An input's `check:` as `, check=_Check(...)`: what its contents must satisfy, which
- * opspec.testing.check_op reads to make valid example data. Nothing without. */
-static void og_py_check(og_buf *b, const og_content_check *c) {
-  if (!c->present) return;
-  og_buf_puts(b, ", check=_Check(");
-  const char *sep = "";
-  if (c->min) {
-    og_buf_puts(b, "min=lambda s: ");
-    og_expr_render_py(c->min, b, og_spell_py, NULL);
-    sep = ", ";
-  }
-  if (c->max) {
-    og_buf_printf(b, "%smax=lambda s: ", sep);
-    og_expr_render_py(c->max, b, og_spell_py, NULL);
-    sep = ", ";
-  }
-  if (c->sorted) og_buf_printf(b, "%ssorted=True", sep);
-  og_buf_puts(b, ")");
-}
-
-static og_value *og_py_arrays(const og_array *arrays, size_t n) {
-  og_value *items = og_value_list();
-  for (size_t i = 0; i < n; ++i) {
-    char *dims = og_py_dims(&arrays[i]);
-    og_buf b = {0};
-    og_buf_printf(&b, "_Array(\"%s\", \"%s\", %s", arrays[i].name, arrays[i].dtype, dims);
-    og_py_check(&b, &arrays[i].check);
-    og_buf_puts(&b, ")");
-    og_list_push(items, og_value_str_take(og_buf_take(&b)));
-    free(dims);
-  }
-  return items;
-}
-
-/* The docstring's lines: the doc, then the attributes, escaped, without trailing
- * blanks (ruff strips them). Empty when there is nothing to say. */
-static og_value *og_py_doc(const og_op *op) {
-  og_buf text = {0};
-  og_buf_puts(&text, op->doc);
-  while (text.len && (og_buf_str(&text)[text.len - 1] == '\n' || og_buf_str(&text)[text.len - 1] == ' ')) text.len--;
-  og_buf trimmed = {0};
-  og_buf_append(&trimmed, og_buf_str(&text), text.len);
-  og_buf_free(&text);
-  if (op->nattrs) {
-    og_buf_puts(&trimmed, trimmed.len ? "\n\nAttributes (static; compiled into the call):"
-                                      : "Attributes (static; compiled into the call):");
-    for (size_t i = 0; i < op->nattrs; ++i) {
-      const og_attr *a = &op->attrs[i];
-      og_buf_printf(&trimmed, "\n    %s (%s", a->name, og_attr_types[a->type].name);
-      if (a->has_default) og_buf_printf(&trimmed, ", default %s", a->default_py);
-      og_buf_puts(&trimmed, ")");
-      if (a->doc && a->doc[0]) {
-        og_buf_puts(&trimmed, ": ");
-        /* Continuation lines of an attribute's doc, under its text. */
-        for (const char *p = a->doc; *p; ++p) {
-          if (*p == '\n' && p[1])
-            og_buf_puts(&trimmed, "\n        ");
-          else if (*p != '\n')
-            og_buf_putc(&trimmed, *p);
-        }
-      }
-    }
-  }
-  og_buf escaped = {0};
-  og_escape_py_string(&escaped, og_buf_str(&trimmed));
-  og_buf_free(&trimmed);
-  og_value *lines = og_lines();
-  const char *p = og_buf_str(&escaped);
-  while (escaped.len && *p) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p) : strlen(p);
-    while (len && (p[len - 1] == ' ' || p[len - 1] == '\t')) --len;
-    og_line(lines, "%.*s", (int)len, p);
-    if (!eol) break;
-    p = eol + 1;
-  }
-  og_buf_free(&escaped);
-  return lines;
-}
-
-/* The docstring block, indented by 4: '"""first' ... '"""'. */
-static void og_py_docstring(og_value *lines, og_value *doc) {
-  size_t n = og_list_len(doc);
-  if (!n) return;
-  if (n == 1) {
-    og_line(lines, "    \"\"\"%s\"\"\"", og_value_as_str(og_list_at(doc, 0)));
-    return;
-  }
-  og_line(lines, "    \"\"\"%s", og_value_as_str(og_list_at(doc, 0)));
-  for (size_t i = 1; i < n; ++i) {
-    const char *l = og_value_as_str(og_list_at(doc, i));
-    if (*l)
-      og_line(lines, "    %s", l);
-    else
-      og_line(lines, "%s", "");
-  }
-  og_line(lines, "    \"\"\"");
-}
-
-/* The parameters of an op's function: inputs, then the attributes and `backend`
- * keyword-only. */
-static og_value *og_py_params(const og_op *op, bool typed) {
-  og_value *params = og_value_list();
-  og_buf b = {0};
-  for (size_t i = 0; i < op->ninputs; ++i) {
-    og_buf_clear(&b);
-    og_buf_printf(&b, "%s%s", op->inputs[i].name, typed ? ": _ArrayLike" : "");
-    og_list_push(params, og_value_str(og_buf_str(&b)));
-  }
-  og_list_push(params, og_value_str("*"));
-  for (size_t i = 0; i < op->nattrs; ++i) {
-    const og_attr *a = &op->attrs[i];
-    og_buf_clear(&b);
-    og_buf_puts(&b, a->name);
-    if (typed) og_buf_printf(&b, ": %s", og_attr_types[a->type].py_type);
-    if (a->has_default) og_buf_printf(&b, typed ? " = %s" : "=%s", a->default_py);
-    og_list_push(params, og_value_str(og_buf_str(&b)));
-  }
-  /* `backend` is a reserved name (names.c), so no spec name can take it. */
-  og_list_push(params, og_value_str(typed ? "backend: _Backend | None = None" : "backend=None"));
-  og_buf_free(&b);
-  return params;
-}
-
-/* A formula as the body of a lambda that takes the names it reads: one line, in
- * parentheses (a YAML block's line breaks become spaces). */
-/* The body of a one-line Python string literal: og_escape_py_string's escapes, and a
- * newline (which a path may hold) as \n. */
-static void og_escape_py_line(og_buf *out, const char *text) {
-  og_buf escaped = {0};
-  og_escape_py_string(&escaped, text);
-  for (const char *p = og_buf_str(&escaped); *p; ++p)
-    if (*p == '\n')
-      og_buf_puts(out, "\\n");
-    else
-      og_buf_putc(out, *p);
-  og_buf_free(&escaped);
-}
-
-static void og_py_lambda(og_buf *b, const og_formula *f) {
-  og_buf_puts(b, "lambda ");
-  for (size_t k = 0; k < f->nnames; ++k) og_buf_printf(b, "%s, ", f->names[k]);
-  og_buf_puts(b, "**_: (");
-  size_t len = strlen(f->text);
-  while (len && (f->text[len - 1] == '\n' || f->text[len - 1] == ' ')) --len;
-  for (size_t i = 0; i < len; ++i) og_buf_putc(b, f->text[i] == '\n' || f->text[i] == '\r' ? ' ' : f->text[i]);
-  og_buf_puts(b, ")");
-}
-
-/* `derivatives={...}` of an op record (opspec._runtime.Derivative); nothing without. */
-static void og_py_derivatives(og_value *lines, const og_op *op, og_buf *b) {
-  if (!op->nderivs) return;
-  og_line(lines, "    derivatives={");
-  for (size_t i = 0; i < op->nderivs; ++i) {
-    const og_derivative *dv = &op->derivs[i];
-    const char *input = op->inputs[dv->input].name;
-    og_line(lines, "        \"%s\": _Derivative(", input);
-    og_line(lines, "            \"%s\",", og_deriv_kind_names[dv->kind]);
-    og_line(lines, "            {");
-    for (size_t f = 0; f < dv->nformulas; ++f) {
-      const og_formula *fm = &dv->formulas[f];
-      og_buf_clear(b);
-      og_buf_printf(b, "                \"%s\": ", fm->output >= 0 ? op->outputs[fm->output].name : input);
-      og_py_lambda(b, fm);
-      og_buf_puts(b, ",");
-      og_line(lines, "%s", og_buf_str(b));
-    }
-    og_line(lines, "            },");
-    /* Where each formula is in the spec: an error while JAX traces it says so. */
-    og_buf_clear(b);
-    og_buf_puts(b, "            where={");
-    for (size_t f = 0; f < dv->nformulas; ++f) {
-      const og_formula *fm = &dv->formulas[f];
-      og_buf_printf(b, "%s\"%s\": \"", f ? ", " : "", fm->output >= 0 ? op->outputs[fm->output].name : input);
-      og_escape_py_line(b, fm->loc.src ? fm->loc.src->path : op->src->path);
-      og_buf_printf(b, ":%d\"", fm->loc.line);
-    }
-    og_buf_puts(b, "},");
-    og_line(lines, "%s", og_buf_str(b));
-    og_line(lines, "        ),");
-  }
-  og_line(lines, "    },");
-}
-
-static og_value *og_ctx_python(const og_op *op) {
-  og_value *lines = og_lines(), *items;
-  og_line(lines, "_op_%s = _Op(", op->name);
-  og_line(lines, "    name=\"%s\",", op->name);
-  items = og_py_arrays(op->inputs, op->ninputs);
-  og_py_list(lines, 4, "inputs=(", items, "),", true);
-  og_value_free(items);
-  items = og_py_arrays(op->outputs, op->noutputs);
-  og_py_list(lines, 4, "outputs=(", items, "),", true);
-  og_value_free(items);
-  og_buf b = {0};
-  og_buf_puts(&b, "    types={");
-  for (size_t t = 0; t < op->ntypes; ++t) {
-    og_buf_printf(&b, "%s\"%s\": (", t ? ", " : "", op->types[t].name);
-    for (size_t c = 0; c < op->types[t].nchoices; ++c)
-      og_buf_printf(&b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
-    og_buf_puts(&b, op->types[t].nchoices == 1 ? ",)" : ")");
-  }
-  og_buf_puts(&b, "},");
-  og_line(lines, "%s", og_buf_str(&b));
-  items = og_value_list();
-  for (size_t i = 0; i < op->nattrs; ++i) {
-    og_buf_clear(&b);
-    og_buf_printf(&b, "_Attr(\"%s\", \"%s\")", op->attrs[i].name, og_attr_types[op->attrs[i].type].name);
-    og_list_push(items, og_value_str(og_buf_str(&b)));
-  }
-  og_py_list(lines, 4, "attrs=(", items, "),", true);
-  og_value_free(items);
-  if (op->vmap == OG_VMAP_NONE)
-    og_line(lines, "    vmap_method=None,");
-  else
-    og_line(lines, "    vmap_method=\"%s\",", og_vmap_names[op->vmap]);
-  og_buf_clear(&b);
-  og_buf_puts(&b, "    aliases={");
-  bool first = true;
-  for (size_t i = 0; i < op->noutputs; ++i)
-    if (op->outputs[i].alias_of >= 0) {
-      og_buf_printf(&b, "%s%d: %zu", first ? "" : ", ", op->outputs[i].alias_of, i);
-      first = false;
-    }
-  og_buf_puts(&b, "},");
-  og_line(lines, "%s", og_buf_str(&b));
-  og_py_derivatives(lines, op, &b);
-  if (op->nreduce) { /* how the outputs of shards combine (opspec/_sharding.py) */
-    og_buf_clear(&b);
-    og_buf_puts(&b, "    reduce={");
-    for (size_t r = 0; r < op->nreduce; ++r)
-      og_buf_printf(&b, "%s\"%s\": \"%s\"", r ? ", " : "", op->reduce[r].symbol, og_reduce_names[op->reduce[r].how]);
-    og_buf_puts(&b, "},");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
-  if (op->nindependent) { /* the dims a sharding rule may keep split (opspec/_sharding.py) */
-    og_buf_clear(&b);
-    og_buf_puts(&b, "    independent=(");
-    for (size_t k = 0; k < op->nindependent; ++k)
-      og_buf_printf(&b, "%s\"%s\"", k ? ", " : "", op->independent[k].symbol);
-    og_buf_puts(&b, op->nindependent == 1 ? ",)," : "),");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
-  /* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
-  const og_expr *costs[] = {op->bytes, op->flops};
-  static const char *const cost_keys[] = {"bytes", "flops"};
-  for (size_t c = 0; c < 2; ++c) {
-    if (!costs[c]) continue;
-    og_buf_clear(&b);
-    og_buf_printf(&b, "    %s=lambda s: ", cost_keys[c]);
-    og_expr_render_py(costs[c], &b, og_spell_py, NULL);
-    og_buf_puts(&b, ",");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
-  if (op->fingerprint[0]) /* the generated code's, which exports record (opspec/_primitive.py) */
-    og_line(lines, "    fingerprint=\"%s\",", op->fingerprint);
-  og_line(lines, ")");
-  og_line(lines, "%s", "");
-  og_line(lines, "%s", "");
-
-  og_buf_clear(&b);
-  og_buf_printf(&b, "def %s(", op->name);
-  items = og_py_params(op, false);
-  og_py_list(lines, 0, og_buf_str(&b), items, "):", false);
-  og_value_free(items);
-  og_value *doc = og_py_doc(op);
-  og_py_docstring(lines, doc);
-  og_value_free(doc);
-  og_buf call = {0}, tuple = {0}, attrs = {0};
-  og_buf_putc(&tuple, '(');
-  for (size_t i = 0; i < op->ninputs; ++i) og_buf_printf(&tuple, "%s%s", i ? ", " : "", op->inputs[i].name);
-  og_buf_puts(&tuple, op->ninputs == 1 ? ",)" : ")");
-  og_buf_putc(&attrs, '{');
-  for (size_t i = 0; i < op->nattrs; ++i)
-    og_buf_printf(&attrs, "%s\"%s\": %s", i ? ", " : "", op->attrs[i].name, op->attrs[i].name);
-  og_buf_putc(&attrs, '}');
-  og_buf_printf(&call, "    return _call(_op_%s, %s, %s, backend)", op->name, og_buf_str(&tuple), og_buf_str(&attrs));
-  if (call.len <= OG_PY_LINE) {
-    og_line(lines, "%s", og_buf_str(&call));
-  } else {
-    og_line(lines, "    return _call(");
-    og_line(lines, "        _op_%s,", op->name);
-    og_line(lines, "        %s,", og_buf_str(&tuple));
-    og_line(lines, "        %s,", og_buf_str(&attrs));
-    og_line(lines, "        backend,");
-    og_line(lines, "    )");
-  }
-  og_buf_free(&call);
-  og_buf_free(&tuple);
-  og_buf_free(&attrs);
-  og_buf_free(&b);
-  return lines;
-}
-
-static og_value *og_ctx_stub(const og_op *op) {
-  og_value *lines = og_lines(), *params = og_py_params(op, true);
-  og_buf head = {0}, ret = {0};
-  og_buf_printf(&head, "def %s(", op->name);
-  if (op->noutputs > 1) {
-    og_buf_puts(&ret, ") -> _tuple[");
-    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&ret, "%s_jax.Array", i ? ", " : "");
-    og_buf_puts(&ret, "]:");
-  } else {
-    og_buf_puts(&ret, ") -> _jax.Array:");
-  }
-  og_py_list(lines, 0, og_buf_str(&head), params, og_buf_str(&ret), false);
-  og_value *doc = og_py_doc(op);
-  og_py_docstring(lines, doc);
-  og_value_free(doc);
-  og_line(lines, "    ...");
-  og_buf_free(&head);
-  og_buf_free(&ret);
-  og_value_free(params);
-  return lines;
-}
-
 /* ---- the op ------------------------------------------------------------------------ */
 
-static og_value *og_ctx_op_map(const og_op *op) {
-  og_current_op = op;
+og_value *og_ctx_op(const og_op *op, const og_op_plan *plan) {
   og_value *v = og_value_map();
   og_map_set_str(v, "name", op->name);
-  og_map_set_str(v, "fingerprint", op->fingerprint);
   og_buf guard = {0};
   og_buf_puts(&guard, "OPSPEC_OP_");
   for (const char *p = op->name; *p; ++p) og_buf_putc(&guard, (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p));
@@ -533,7 +76,7 @@ static og_value *og_ctx_op_map(const og_op *op) {
   og_map_set(v, "guard", og_value_str_take(og_buf_take(&guard)));
   og_map_set(v, "spec_comment", og_escaped(og_escape_c_comment, op->src->path));
   og_map_set(v, "fields", og_ctx_fields(op));
-  bool has_cuda = op->ncuda > 0 || op->kernel.present;
+  bool has_cuda = plan->has_cuda;
   og_buf handler = {0};
   if (has_cuda)
     og_buf_printf(&handler, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op->name);
@@ -545,33 +88,20 @@ static og_value *og_ctx_op_map(const og_op *op) {
   else
     og_buf_puts(&handler, "NULL");
   og_map_set(v, "cuda_sim_handler", og_value_str_take(og_buf_take(&handler)));
-  og_map_set(v, "python", og_ctx_python(op));
-  og_map_set(v, "stub", og_ctx_stub(op));
-  og_emit_kernels(op, v);
-  og_emit_ffi(op, v);
-  og_current_op = NULL;
+  og_ctx_kernels(op, plan, v);
+  og_ctx_ffi(op, plan, v);
   return v;
 }
 
-og_value *og_ctx_op(const og_op *op) {
-  og_value *ctx = og_value_map();
-  og_map_set(ctx, "op", og_ctx_op_map(op));
-  return ctx;
+void og_ctx_op_python(og_value *v, const og_op *op, const char *fingerprint) {
+  og_map_set_str(v, "fingerprint", fingerprint);
+  og_map_set(v, "python", og_ctx_python(op, fingerprint));
+  og_map_set(v, "stub", og_ctx_stub(op));
 }
 
-static int og_op_cmp(const void *x, const void *y) {
-  return strcmp((*(og_op *const *)x)->name, (*(og_op *const *)y)->name);
-}
-
-og_value *og_ctx_library(og_op *const *ops, size_t nops) {
-  og_op **sorted = og_xcalloc(nops ? nops : 1, sizeof *sorted);
-  memcpy(sorted, ops, nops * sizeof *sorted);
-  qsort(sorted, nops, sizeof *sorted, og_op_cmp);
-  og_value *list = og_value_list();
-  for (size_t i = 0; i < nops; ++i) og_list_push(list, og_ctx_op_map(sorted[i]));
-  free(sorted);
+og_value *og_ctx_library(og_value *ops) {
   og_value *ctx = og_value_map();
-  og_map_set(ctx, "ops", list);
+  og_map_set(ctx, "ops", ops);
   og_value *limits = og_lines(), *dtypes = og_lines(), *attrs = og_lines();
   static const struct {
     const char *name;
@@ -592,8 +122,7 @@ og_value *og_ctx_library(og_op *const *ops, size_t nops) {
   };
   for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i)
     og_line(limits, "%s = %d", og_limits[i].name, og_limits[i].value);
-  for (size_t i = 0; i < sizeof og_dtype_rows / sizeof *og_dtype_rows; ++i)
-    og_line(dtypes, "%s", og_dtype_rows[i].name);
+  for (int i = 0; i < OG_NDTYPES; ++i) og_line(dtypes, "%s", og_dtypes[i].name);
   for (int t = 0; t < OG_ATTR_NTYPES; ++t)
     og_line(attrs, "    \"%s\": \"%s\",", og_attr_types[t].name, og_attr_types[t].py_type);
   og_map_set(ctx, "limits", limits);

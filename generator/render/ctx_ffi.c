@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/ctx_parts.h"
+#include "render/ctx_ffi.h"
+
+#include "render/c_text.h"
+#include "render/fingerprint.h"
 #include "util/escape.h"
 
 /* Table rows, their first columns padded to a common width so that the tables read as
@@ -129,18 +132,18 @@ static void og_size_row(og_value *rows, const char *what, const og_expr *e, cons
   og_value_free(text);
 }
 
-static void og_size_row_expr(og_value *rows, const char *what, const og_expr *e, const char *min) {
+static void og_size_row_expr(const og_op *op, og_value *rows, const char *what, const og_expr *e, const char *min) {
   if (!e) return;
-  og_value *value = og_c_expr_checked(e);
+  og_value *value = og_c_expr_checked(op, e);
   og_size_row(rows, what, e, og_value_as_str(value), min);
   og_value_free(value);
 }
 
-static void og_size_rows_launch(og_value *rows, const char *what, const og_launch *l, const char *min) {
+static void og_size_rows_launch(const og_op *op, og_value *rows, const char *what, const og_launch *l, const char *min) {
   for (size_t d = 0; d < l->n; ++d) {
     og_buf label = {0};
     og_buf_printf(&label, l->n > 1 ? "%s %zu" : "%s", what, d);
-    og_size_row_expr(rows, og_buf_str(&label), l->extents[d], min);
+    og_size_row_expr(op, rows, og_buf_str(&label), l->extents[d], min);
     og_buf_free(&label);
   }
 }
@@ -156,7 +159,7 @@ static void og_size_check(og_value *lines, og_value *rows, const char *op) {
 /* A function of the call that computes values (`body`, lines that set `extents[...]` or
  * scratch shapes) and then checks `rows`: `shapes` and `launch_sizes`. `konst` is
  * "const " where it only reads the args struct. */
-static void og_emit_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
+static void og_ffi_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
                                        const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
   og_line(lines, "%s", "");
   og_line(lines, "/* %s */", comment);
@@ -183,7 +186,7 @@ static void og_emit_computing_function(const og_op *op, og_value *lines, const c
 
 /* `shapes`: the outputs' computed extents and the scratch shapes, checked together with
  * the content checks' bounds (which the same inputs determine). */
-static bool og_emit_shapes(const og_op *op, og_value *lines) {
+static bool og_ffi_shapes(const og_op *op, og_value *lines) {
   og_value *body = og_lines(), *rows = og_value_list();
   og_buf what = {0};
   size_t nextents = 0;
@@ -191,7 +194,7 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
     for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
       const og_dim *dim = &op->outputs[i].dims[d];
       if (!og_dim_is_extent(dim)) continue;
-      og_value *value = og_c_expr_checked(dim->expr);
+      og_value *value = og_c_expr_checked(op, dim->expr);
       og_line(body, "  extents[%zu] = %s;", nextents, og_value_as_str(value));
       og_value_free(value);
       og_buf_clear(&what);
@@ -203,7 +206,7 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
   for (size_t i = 0; i < op->nscratch; ++i)
     for (size_t d = 0; d < op->scratch[i].ndims; ++d) {
       const og_dim *dim = &op->scratch[i].dims[d];
-      og_value *value = og_c_expr_checked(dim->expr);
+      og_value *value = og_c_expr_checked(op, dim->expr);
       og_line(body, "  args->%s.shape[%zu] = %s;", op->scratch[i].name, d, og_value_as_str(value));
       og_value_free(value);
       og_buf_clear(&what);
@@ -216,15 +219,15 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
   for (size_t i = 0; i < op->ninputs; ++i) {
     og_buf_clear(&what);
     og_buf_printf(&what, "check 'min' of input '%s'", op->inputs[i].name);
-    og_size_row_expr(rows, og_buf_str(&what), op->inputs[i].check.min, "-INT64_MAX");
+    og_size_row_expr(op, rows, og_buf_str(&what), op->inputs[i].check.min, "-INT64_MAX");
     og_buf_clear(&what);
     og_buf_printf(&what, "check 'max' of input '%s'", op->inputs[i].name);
-    og_size_row_expr(rows, og_buf_str(&what), op->inputs[i].check.max, "-INT64_MAX");
+    og_size_row_expr(op, rows, og_buf_str(&what), op->inputs[i].check.max, "-INT64_MAX");
   }
   og_buf_free(&what);
   bool any = og_list_len(body) > 0 || og_list_len(rows) > 0;
   if (any)
-    og_emit_computing_function(op, lines, "shapes",
+    og_ffi_computing_function(op, lines, "shapes",
                                "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
                                rows, nextents > 0);
   og_value_free(body);
@@ -234,7 +237,7 @@ static bool og_emit_shapes(const og_op *op, og_value *lines) {
 
 /* A function that only checks sizes: `launch` (the portable launch) or `cuda` (the
  * CUDA configuration). */
-static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
+static bool og_ffi_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
                                   const char *comment) {
   bool any = og_list_len(rows) > 0;
   if (any) {
@@ -251,11 +254,11 @@ static bool og_emit_size_function(const og_op *op, og_value *lines, og_value *ro
 
 /* `launch`: the portable launch's extents, computed and checked, for the CPU handler
  * that runs the kernel's loop. */
-static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
+static bool og_ffi_launch_sizes(const og_op *op, og_value *lines) {
   if (!op->launch.n) return false;
   og_value *body = og_lines(), *rows = og_value_list();
   for (size_t d = 0; d < op->launch.n; ++d) {
-    og_value *value = og_c_expr_checked(op->launch.extents[d]);
+    og_value *value = og_c_expr_checked(op, op->launch.extents[d]);
     og_line(body, "  extents[%zu] = %s;", d, og_value_as_str(value));
     og_value_free(value);
     og_buf label = {0};
@@ -265,7 +268,7 @@ static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
     og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
     og_buf_free(&label);
   }
-  og_emit_computing_function(op, lines, "launch_sizes",
+  og_ffi_computing_function(op, lines, "launch_sizes",
                              "The portable launch's extents (which may read any array's size), for the loop.", "const ",
                              body, rows, true);
   og_value_free(body);
@@ -273,9 +276,9 @@ static bool og_emit_launch_sizes(const og_op *op, og_value *lines) {
   return true;
 }
 
-static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
+static bool og_ffi_cuda_sizes(const og_op *op, og_value *lines) {
   og_value *rows = og_value_list();
-  og_size_rows_launch(rows, "threads_per_block", &op->threads, "1");
+  og_size_rows_launch(op, rows, "threads_per_block", &op->threads, "1");
   static const char *const parts[] = {"launch extent", "threads_per_block", "grid", "block"};
   static const char *const mins[] = {"0", "1", "0", "1"};
   og_buf what = {0};
@@ -285,14 +288,14 @@ static bool og_emit_cuda_sizes(const og_op *op, og_value *lines) {
     for (size_t p = 0; p < 4; ++p) {
       og_buf_clear(&what);
       og_buf_printf(&what, "cuda kernel '%s' %s", kern->name, parts[p]);
-      og_size_rows_launch(rows, og_buf_str(&what), launches[p], mins[p]);
+      og_size_rows_launch(op, rows, og_buf_str(&what), launches[p], mins[p]);
     }
     og_buf_clear(&what);
     og_buf_printf(&what, "cuda kernel '%s' shared_mem", kern->name);
-    og_size_row_expr(rows, og_buf_str(&what), kern->shared_mem, "0");
+    og_size_row_expr(op, rows, og_buf_str(&what), kern->shared_mem, "0");
   }
   og_buf_free(&what);
-  return og_emit_size_function(op, lines, rows, "cuda_config",
+  return og_ffi_size_function(op, lines, rows, "cuda_config",
                                "The CUDA launch configuration: grids, blocks, threads, shared memory.");
 }
 
@@ -303,7 +306,7 @@ static bool og_checked_by(const og_array *a, bool in_kernel) {
   return a->check.present && a->check.in_kernel == in_kernel;
 }
 
-static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
+static bool og_ffi_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   size_t nchecks = 0;
   for (size_t i = 0; i < op->ninputs; ++i) nchecks += og_checked_by(&op->inputs[i], in_kernel);
   if (!nchecks) return false;
@@ -325,7 +328,7 @@ static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
     for (size_t b = 0; b < 2; ++b) {
       const char *key = b ? "max" : "min";
       if (!bounds[b]) continue;
-      og_value *value = og_c_expr_checked(bounds[b]), *text = og_spec_text(bounds[b]);
+      og_value *value = og_c_expr_checked(op, bounds[b]), *text = og_spec_text(bounds[b]);
       og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
                     og_value_as_str(value), key, og_value_as_str(text));
       og_value_free(value);
@@ -351,7 +354,7 @@ static bool og_emit_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   return true;
 }
 
-void og_emit_ffi(const og_op *op, og_value *v) {
+void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *tables = og_lines();
   size_t nextents = 0;
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
@@ -359,9 +362,10 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   static const char *const names[] = {"inputs", "outputs", "scratch"};
   og_value *desc = og_lines();
   og_line(desc, "    .name = \"%s\",", op->name);
-  /* The generated code's fingerprint (empty while it is computed): a call that carries
-   * another one was exported before the code changed. */
-  og_line(desc, "    .fingerprint = \"%s\",", op->fingerprint);
+  /* The generated code's fingerprint, filled in once every file of the op is rendered
+   * (render/fingerprint.h): a call that carries another one was exported before the
+   * code changed. */
+  og_line(desc, "%s", OG_FINGERPRINT_LINE);
   og_line(desc, "    .args_size = sizeof(opspec_%s_args),", op->name);
   for (size_t l = 0; l < 3; ++l) {
     if (!counts[l]) continue;
@@ -455,16 +459,16 @@ void og_emit_ffi(const og_op *op, og_value *v) {
   static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
   static const char *const fn_names[] = {"shapes", "launch_sizes", "cuda_config", "contents", "kernel_checked"};
   bool present[5];
-  present[0] = og_emit_shapes(op, functions);
-  present[1] = og_emit_launch_sizes(op, functions);
-  present[2] = og_emit_cuda_sizes(op, functions);
-  present[3] = og_emit_check_fn(op, functions, false);
-  present[4] = og_emit_check_fn(op, functions, true);
+  present[0] = og_ffi_shapes(op, functions);
+  present[1] = og_ffi_launch_sizes(op, functions);
+  present[2] = og_ffi_cuda_sizes(op, functions);
+  present[3] = og_ffi_check_fn(op, functions, false);
+  present[4] = og_ffi_check_fn(op, functions, true);
   for (size_t f = 0; f < 5; ++f)
     if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
   if (present[4]) og_line(desc, "    .rejected_at = OPSPEC_AT(opspec_rejected),");
   if (op->launch.n) og_line(desc, "    .launch_ndims = %zu,", op->launch.n);
-  if (og_cuda_batch_grid(op)) og_line(desc, "    .cuda_batch_grid = true,");
+  if (plan->cuda_batch_grid) og_line(desc, "    .cuda_batch_grid = true,");
   og_map_set(v, "ffi_functions", functions);
   og_map_set(v, "ffi_desc", desc);
 }

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/ctx_parts.h"
+#include "render/ctx_kernels.h"
+
+#include "render/c_text.h"
+#include "util/c_idents.h"
 #include "util/escape.h"
 
 static const char *const og_index_names[] = {"i", "j", "k"};
@@ -89,7 +92,7 @@ static size_t og_declare(const og_op *op, og_idents *used, const char *args, boo
 
 /* A body as the spec holds it, after a #line that points into the spec: every line
  * indented as the YAML block indents it, so the compiler's columns are the spec's too.
- * With `line_back`, a marker that emit.c turns into a #line back into the output. */
+ * With `line_back`, a marker that render/render.c turns into a #line back into the output. */
 static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bool line_back) {
   og_buf path = {0};
   og_escape_c_string(&path, op->src->path);
@@ -108,9 +111,6 @@ static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bo
   }
   if (line_back) og_line(lines, "#line __OPSPEC_LINE__");
 }
-
-/* The body the CPU runs: the raw `cpu:` body, or else the portable `kernel`. */
-static const og_body *og_cpu_body(const og_op *op) { return op->cpu.present ? &op->cpu : &op->kernel; }
 
 /* ---- the CPU kernels --------------------------------------------------------------- */
 
@@ -133,22 +133,7 @@ static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
  * range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits the
  * launch, and a natively batched call's elements, among threads), the others whole. The
  * handler zero-fills the outputs of an empty launch and never calls the kernel then. */
-/* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
- * loop (the body has none of its own, whose inner loop is then the one to vectorise)
- * and the body cannot leave it (OpenMP forbids a jump out of a simd loop) nor report
- * through opspec_reject()'s atomic store. The pragma asserts what a portable kernel
- * promises anyway: each index runs on its own, in any order (threads, GPU lanes). */
-static bool og_cpu_simd(const og_op *op) {
-  static const char *const stops[] = {"for", "while", "do", "goto", "return", "break", "switch", "opspec_reject"};
-  og_idents used = {0};
-  og_idents_scan(&used, op->kernel.text);
-  bool simd = true;
-  for (size_t k = 0; k < sizeof stops / sizeof stops[0]; ++k) simd = simd && !og_idents_has(&used, stops[k]);
-  og_idents_free(&used);
-  return simd;
-}
-
-static void og_cpu_loops(const og_op *op, og_value *lines) {
+static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *lines) {
   size_t n = op->launch.n;
   char *ext[3] = {NULL, NULL, NULL};
   for (size_t d = 1; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
@@ -156,7 +141,7 @@ static void og_cpu_loops(const og_op *op, og_value *lines) {
     og_line(lines, "  /* The prologue: once per range the handler runs, before its loop. */");
     og_body_lines(op, &op->prologue, lines, true);
   }
-  bool simd = og_cpu_simd(op);
+  bool simd = plan->cpu_simd;
   if (simd && n == 1) og_line(lines, "  #pragma omp simd");
   og_line(lines, "  for (int64_t i = opspec_begin; i < opspec_end; ++i)%s", n == 1 ? " {" : "");
   for (size_t d = 1; d < n; ++d) {
@@ -178,25 +163,25 @@ static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
   }
 }
 
-static void og_emit_cpu(const og_op *op, og_value *v) {
+static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_idents used = {0};
-  const og_body *body = og_cpu_body(op);
+  const og_body *body = og_plan_cpu_body(op);
   og_idents_scan(&used, body->text);
-  bool portable = !op->cpu.present;
+  bool portable = plan->cpu_portable;
   if (portable) {
     if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
   }
   og_value *lines = og_lines(), *locals = og_lines();
   size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
-  if (declared || portable || og_op_rejects(op)) /* opspec_reject() reads opspec_args */
+  if (declared || portable || plan->rejects) /* opspec_reject() reads opspec_args */
     og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
   else
     og_line(lines, "  (void)opspec_argp;");
   for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
   og_value_free(locals);
   if (portable)
-    og_cpu_loops(op, lines);
+    og_cpu_loops(op, plan, lines);
   else
     og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
   og_map_set(v, "cpu_lines", lines);
@@ -209,7 +194,7 @@ static void og_emit_cpu(const og_op *op, og_value *v) {
   og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
   og_value *variants = og_value_list(), *table = og_lines();
-  size_t nvariants = og_op_nvariants(op);
+  size_t nvariants = plan->nvariants;
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   for (size_t k = 0; k < nvariants; ++k) {
     og_value *var = og_value_map(), *typedefs = og_lines();
@@ -280,8 +265,6 @@ static void og_cuda_template(const og_op *op, og_value *lines) {
   og_buf_free(&b);
 }
 
-bool og_cuda_batch_grid(const og_op *op) { return !op->ncuda && op->kernel.present && !op->nscratch; }
-
 /* The portable kernel's loops over its launch indices, `indent` columns in, opened:
  * returns how many it opened. The last extent runs along x: one thread per index, and
  * those past it return (past it in one batch element, past it in all). The others run
@@ -315,11 +298,12 @@ static size_t og_cuda_index_loops(const og_launch *launch, int indent, og_value 
  * index (the last launch dim along x, so neighbouring threads touch neighbouring
  * elements of a row-major array), over every element of a natively batched call along
  * z where og_cuda_batch_grid; without, a raw `cuda:` kernel. */
-static og_value *og_cuda_global(const og_op *op, const char *fn, const og_body *body, const og_launch *launch) {
+static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
+                                const og_launch *launch) {
   og_value *lines = og_lines(), *locals = og_lines();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
-  bool prologue = launch && op->prologue.present, batched = launch && og_cuda_batch_grid(op);
+  bool prologue = launch && op->prologue.present, batched = launch && plan->cuda_batch_grid;
   int indent = batched ? 4 : 2;
   if (prologue) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
@@ -411,7 +395,7 @@ static void og_cuda_config(og_value *lines, size_t k, const char *name, bool por
 
 /* The launcher: every kernel's configuration, checked, then the variant's kernels in
  * order on XLA's stream. */
-static og_value *og_cuda_launcher(const og_op *op) {
+static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_value *lines = og_lines(), *locals = og_lines();
   og_idents used = {0};
   og_use_launch(&used, &op->launch);
@@ -429,7 +413,7 @@ static og_value *og_cuda_launcher(const og_op *op) {
 
   og_buf head = {0};
   og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
-  bool batched = og_cuda_batch_grid(op);
+  bool batched = plan->cuda_batch_grid;
   /* Without a batched grid the handler calls once per element, with no batch: C++ lets
    * the parameter go unnamed. */
   const char *const params[] = {"const void *opspec_argp",
@@ -472,7 +456,7 @@ static og_value *og_cuda_launcher(const og_op *op) {
             op->outputs[i].name, i);
   og_line(lines, "  }");
   og_line(lines, "  switch (opspec_variant) {");
-  size_t nvariants = og_op_nvariants(op);
+  size_t nvariants = plan->nvariants;
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   for (size_t v = 0; v < nvariants; ++v) {
     og_buf targs = {0}, label = {0};
@@ -540,12 +524,12 @@ static og_value *og_dynamic_shared(const og_op *op) {
   return names.lines;
 }
 
-static void og_emit_cuda(const og_op *op, og_value *v) {
-  bool has = op->ncuda > 0 || op->kernel.present;
+static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
+  bool has = plan->has_cuda;
   og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
   og_map_set(v, "with_cuda", og_when(has));
-  og_map_set(v, "rejects", og_when(og_op_rejects(op)));
-  og_map_set(v, "fastmath", og_when(op->fastmath));
+  og_map_set(v, "rejects", og_when(plan->rejects));
+  og_map_set(v, "fastmath", og_when(plan->fastmath));
   og_map_set(v, "without_cuda", og_when(!has));
   og_value *kernels = og_value_list();
   og_buf fn = {0}, comment = {0};
@@ -556,7 +540,7 @@ static void og_emit_cuda(const og_op *op, og_value *v) {
     og_buf_printf(&comment, "Kernel '%s' of %s.", op->cuda[k].name, op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
-    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->cuda[k].body, NULL));
+    og_map_set(kv, "lines", og_cuda_global(op, plan, og_buf_str(&fn), &op->cuda[k].body, NULL));
     og_list_push(kernels, kv);
   }
   if (!op->ncuda && op->kernel.present) {
@@ -564,21 +548,20 @@ static void og_emit_cuda(const og_op *op, og_value *v) {
     og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
-    og_map_set(kv, "lines", og_cuda_global(op, og_buf_str(&fn), &op->kernel, &op->launch));
+    og_map_set(kv, "lines", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));
     og_list_push(kernels, kv);
   }
   og_buf_free(&fn);
   og_buf_free(&comment);
   og_map_set(v, "cuda_kernels", kernels);
-  og_map_set(v, "cuda_launch", has ? og_cuda_launcher(op) : og_lines());
+  og_map_set(v, "cuda_launch", has ? og_cuda_launcher(op, plan) : og_lines());
 }
 
-void og_emit_kernels(const og_op *op, og_value *v) {
+void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *body = og_lines();
-  og_body_lines(op, og_cpu_body(op), body, false);
+  og_body_lines(op, og_plan_cpu_body(op), body, false);
   og_map_set(v, "body_inc", body);
-  bool shared = !op->cpu.present && !op->ncuda;
-  og_map_set_str(v, "body_shared", shared ? ", and by its CUDA kernel" : "");
-  og_emit_cpu(op, v);
-  og_emit_cuda(op, v);
+  og_map_set_str(v, "body_shared", plan->body_shared ? ", and by its CUDA kernel" : "");
+  og_ctx_cpu(op, plan, v);
+  og_ctx_cuda(op, plan, v);
 }

@@ -1,8 +1,8 @@
 /* The template engine: text with values substituted and lists iterated, nothing more.
  *
- * Templates only print what the emitter has already computed into the context (see
- * emit_ctx.c); any decision, formatting or type mapping belongs there, in C, where it
- * can be tested and reported against the spec. The syntax is a subset of Jinja's.
+ * Templates only print what the planner decided (plan/) and the renderers spelt into
+ * the context (render/ctx*.c); any decision, formatting or type mapping belongs there,
+ * in C, where it can be tested and reported against the spec. The syntax is a subset of Jinja's.
  *
  * Syntax
  *   {{ path }}                        prints a value

@@ -111,6 +111,18 @@ void og_map_set(og_value *map, const char *key, og_value *v) {
   map->items[map->len++] = v;
 }
 
+og_value *og_map_take(og_value *map, const char *key) {
+  if (!map || map->kind != OG_V_MAP) return NULL;
+  size_t i = og_map_find(map, key);
+  if (i == map->len) return NULL;
+  og_value *v = map->items[i];
+  free(map->keys[i]);
+  map->len--;
+  memmove(&map->items[i], &map->items[i + 1], (map->len - i) * sizeof *map->items);
+  memmove(&map->keys[i], &map->keys[i + 1], (map->len - i) * sizeof *map->keys);
+  return v;
+}
+
 const og_value *og_map_get(const og_value *map, const char *key) {
   if (!map || map->kind != OG_V_MAP) return NULL;
   size_t i = og_map_find(map, key);

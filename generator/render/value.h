@@ -1,6 +1,6 @@
 /* og_value: the dynamic values templates are rendered against.
  *
- * The emitter turns the op model into a tree of these (maps, lists, strings, ints,
+ * The renderers (render/ctx*.c) turn the op model into a tree of these (maps, lists, strings, ints,
  * bools); templates only read it. A container owns what is put into it, so freeing the
  * root frees the tree.
  */
@@ -44,6 +44,8 @@ const og_value *og_list_at(const og_value *list, size_t i);
 /* Maps: set takes ownership and replaces an existing key. */
 void og_map_set(og_value *map, const char *key, og_value *v);
 const og_value *og_map_get(const og_value *map, const char *key); /* NULL if absent */
+/* Removes `key` and hands its value to the caller (NULL if absent). */
+og_value *og_map_take(og_value *map, const char *key);
 /* Shorthands that build and set in one step. */
 void og_map_set_str(og_value *map, const char *key, const char *s);
 void og_map_set_int(og_value *map, const char *key, int64_t i);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "util/buf.h"
-#include "check/c_idents.h"
+#include "util/c_idents.h"
 #include "check.h"
 
 static void og_expect_idents(const char *code, const char *want) {

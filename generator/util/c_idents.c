@@ -1,4 +1,4 @@
-#include "check/c_idents.h"
+#include "util/c_idents.h"
 
 #include <stdlib.h>
 #include <string.h>

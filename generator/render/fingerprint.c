@@ -1,5 +1,7 @@
-#include "write/fingerprint.h"
+#include "render/fingerprint.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OG_FNV_OFFSET 0xcbf29ce484222325ULL
@@ -68,4 +70,34 @@ uint64_t og_code_fingerprint(const og_buf *texts, size_t n) {
     h = og_fnv_byte(h, 0); /* where one file ends: code moved between files counts */
   }
   return h;
+}
+
+/* `text` with OG_FINGERPRINT_LINE's placeholder replaced by `hex`. */
+static void og_fingerprint_put(og_buf *out, const og_buf *text, const char *hex) {
+  static const char line[] = OG_FINGERPRINT_LINE, placeholder[] = "__OPSPEC_FINGERPRINT__";
+  const char *p = og_buf_str(text);
+  const char *at = strstr(p, line);
+  while (at && !((at == p || at[-1] == '\n') && (at[sizeof line - 1] == '\n' || at[sizeof line - 1] == '\0')))
+    at = strstr(at + 1, line);
+  if (!at) {
+    og_buf_append(out, p, text->len);
+    return;
+  }
+  const char *mark = strstr(at, placeholder);
+  og_buf_append(out, p, (size_t)(mark - p));
+  og_buf_puts(out, hex);
+  og_buf_puts(out, mark + sizeof placeholder - 1);
+}
+
+void og_fingerprint_fill(og_buf *texts, size_t n, char hex[OG_FINGERPRINT_LEN + 1]) {
+  og_buf *blank = og_xcalloc(n ? n : 1, sizeof *blank);
+  for (size_t i = 0; i < n; ++i) og_fingerprint_put(&blank[i], &texts[i], "");
+  snprintf(hex, OG_FINGERPRINT_LEN + 1, "%016llx", (unsigned long long)og_code_fingerprint(blank, n));
+  for (size_t i = 0; i < n; ++i) {
+    og_buf_free(&blank[i]);
+    og_fingerprint_put(&blank[i], &texts[i], hex);
+    og_buf_free(&texts[i]);
+    texts[i] = blank[i];
+  }
+  free(blank);
 }
