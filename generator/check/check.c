@@ -550,7 +550,6 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_in_kernel(op, d);
 }
 
-
 og_op *og_spec_load(const char *path, og_diag *d) {
   og_source *src = og_source_read(path, d);
   return src ? og_spec_load_source(src, d) : NULL;

@@ -122,4 +122,3 @@ void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
     }
   }
 }
-

@@ -54,7 +54,6 @@ const og_ynode *og_keys_need(og_keys *k, const char *key, og_diag *d);
 /* Reports every key that was not taken, then every required key that was missing. */
 void og_keys_finish(og_keys *k, og_diag *d);
 
-
 /* Scalar helpers: report "<what> must be a <kind>" and return false on mismatch. */
 bool og_want_kind(const og_ynode *n, og_ynode_kind kind, const char *what, og_diag *d);
 bool og_want_ident(const og_ynode *n, const char *what, og_diag *d);

@@ -210,8 +210,7 @@ static void og_load_check(og_array *a, const og_ynode *n, og_keys_log *log, og_d
   if (!min && !max && !sorted) og_diag_error(d, n->loc, "check needs at least one of min, max, sorted");
 }
 
-static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_keys_log *log,
-                          og_diag *d) {
+static void og_load_array(og_op *op, og_array *a, const og_ynode *n, og_array_role role, og_keys_log *log, og_diag *d) {
   static const char *const what[] = {"input", "output", "scratch buffer"};
   og_keys k;
   a->role = role;

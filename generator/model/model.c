@@ -131,4 +131,3 @@ void og_op_free(og_op *op) {
   og_source_free(op->src);
   free(op);
 }
-

@@ -74,4 +74,3 @@ og_value *og_escaped(void (*escape)(og_buf *, const char *), const char *text) {
   escape(&b, text);
   return og_value_str_take(og_buf_take(&b));
 }
-

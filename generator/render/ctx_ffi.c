@@ -139,7 +139,8 @@ static void og_size_row_expr(const og_op *op, og_value *rows, const char *what, 
   og_value_free(value);
 }
 
-static void og_size_rows_launch(const og_op *op, og_value *rows, const char *what, const og_launch *l, const char *min) {
+static void og_size_rows_launch(const og_op *op, og_value *rows, const char *what, const og_launch *l,
+                                const char *min) {
   for (size_t d = 0; d < l->n; ++d) {
     og_buf label = {0};
     og_buf_printf(&label, l->n > 1 ? "%s %zu" : "%s", what, d);
@@ -160,7 +161,7 @@ static void og_size_check(og_value *lines, og_value *rows, const char *op) {
  * scratch shapes) and then checks `rows`: `shapes` and `launch_sizes`. `konst` is
  * "const " where it only reads the args struct. */
 static void og_ffi_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
-                                       const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
+                                      const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
   og_line(lines, "%s", "");
   og_line(lines, "/* %s */", comment);
   og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, %svoid *argp, int64_t *extents) {",
@@ -228,8 +229,8 @@ static bool og_ffi_shapes(const og_op *op, og_value *lines) {
   bool any = og_list_len(body) > 0 || og_list_len(rows) > 0;
   if (any)
     og_ffi_computing_function(op, lines, "shapes",
-                               "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
-                               rows, nextents > 0);
+                              "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
+                              rows, nextents > 0);
   og_value_free(body);
   og_value_free(rows);
   return any;
@@ -238,7 +239,7 @@ static bool og_ffi_shapes(const og_op *op, og_value *lines) {
 /* A function that only checks sizes: `launch` (the portable launch) or `cuda` (the
  * CUDA configuration). */
 static bool og_ffi_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
-                                  const char *comment) {
+                                 const char *comment) {
   bool any = og_list_len(rows) > 0;
   if (any) {
     og_line(lines, "%s", "");
@@ -269,8 +270,8 @@ static bool og_ffi_launch_sizes(const og_op *op, og_value *lines) {
     og_buf_free(&label);
   }
   og_ffi_computing_function(op, lines, "launch_sizes",
-                             "The portable launch's extents (which may read any array's size), for the loop.", "const ",
-                             body, rows, true);
+                            "The portable launch's extents (which may read any array's size), for the loop.", "const ",
+                            body, rows, true);
   og_value_free(body);
   og_value_free(rows);
   return true;
@@ -296,7 +297,7 @@ static bool og_ffi_cuda_sizes(const og_op *op, og_value *lines) {
   }
   og_buf_free(&what);
   return og_ffi_size_function(op, lines, rows, "cuda_config",
-                               "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+                              "The CUDA launch configuration: grids, blocks, threads, shared memory.");
 }
 
 /* The scans of the inputs' `check:`s, the first failure reported: those the handler

@@ -379,4 +379,3 @@ og_value *og_ctx_stub(const og_op *op) {
   og_value_free(params);
   return lines;
 }
-

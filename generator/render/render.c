@@ -56,7 +56,6 @@ void og_fix_line_markers(og_buf *text, const char *path) {
   *text = out;
 }
 
-
 void og_produced_free(og_produced *produced) {
   for (size_t i = 0; i < produced->n; ++i) {
     og_buf_free(&produced->texts[i]);
@@ -118,7 +117,8 @@ bool og_render_all(og_tmpl_env *env, const og_op *const *ops, size_t nops, const
   qsort(sorted, nops, sizeof *sorted, og_op_cmp);
   bool ok = true;
   og_value *maps = og_value_list();
-  for (size_t i = 0; i < nops; ++i) og_list_push(maps, og_render_op(env, sorted[i], out_dir, package, produced, &ok, d));
+  for (size_t i = 0; i < nops; ++i)
+    og_list_push(maps, og_render_op(env, sorted[i], out_dir, package, produced, &ok, d));
   free(sorted);
   og_value *lib = og_ctx_library(maps);
   og_map_set_str(lib, "package", package);

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 static bool og_mkdirs(const char *path, og_diag *d) {
   char *copy = og_xstrdup(path);
   for (char *p = copy + 1;; ++p) {
