@@ -19,12 +19,6 @@ void og_line(og_value *lines, const char *fmt, ...) {
   og_list_push(lines, og_value_str_take(og_buf_take(&b)));
 }
 
-og_value *og_when(bool condition) {
-  og_value *list = og_value_list();
-  if (condition) og_list_push(list, og_value_map());
-  return list;
-}
-
 const char *og_dtype_ctype(const char *dtype) {
   og_dtype dt = og_dtype_find(dtype);
   return dt == OG_DT_NONE ? NULL : og_dtypes[dt].ctype;

@@ -12,9 +12,6 @@
 /* A list of lines (strings without their newline). */
 og_value *og_lines(void);
 void og_line(og_value *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A list of zero or one empty map: how a template prints a part only where it applies
- * ({% for yes in op.with_cuda %} ... {% endfor %}). */
-og_value *og_when(bool condition);
 
 /* The C type of a dtype name ("float32" -> "float"), or NULL. */
 const char *og_dtype_ctype(const char *dtype);

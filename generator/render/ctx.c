@@ -76,18 +76,6 @@ og_value *og_ctx_op(const og_op *op, const og_op_plan *plan) {
   og_map_set(v, "guard", og_value_str_take(og_buf_take(&guard)));
   og_map_set(v, "spec_comment", og_escaped(og_escape_c_comment, op->src->path));
   og_map_set(v, "fields", og_ctx_fields(op));
-  bool has_cuda = plan->has_cuda;
-  og_buf handler = {0};
-  if (has_cuda)
-    og_buf_printf(&handler, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op->name);
-  else
-    og_buf_puts(&handler, "NULL");
-  og_map_set(v, "cuda_handler", og_value_str_take(og_buf_take(&handler)));
-  if (has_cuda)
-    og_buf_printf(&handler, "OPSPEC_CUDA_SIM_HANDLER(opspec_%s_cuda_sim)", op->name);
-  else
-    og_buf_puts(&handler, "NULL");
-  og_map_set(v, "cuda_sim_handler", og_value_str_take(og_buf_take(&handler)));
   og_ctx_kernels(op, plan, v);
   og_ctx_ffi(op, plan, v);
   return v;

@@ -527,10 +527,9 @@ static og_value *og_dynamic_shared(const og_op *op) {
 static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   bool has = plan->has_cuda;
   og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
-  og_map_set(v, "with_cuda", og_when(has));
-  og_map_set(v, "rejects", og_when(plan->rejects));
-  og_map_set(v, "fastmath", og_when(plan->fastmath));
-  og_map_set(v, "without_cuda", og_when(!has));
+  og_map_set_bool(v, "has_cuda", has);
+  og_map_set_bool(v, "rejects", plan->rejects);
+  og_map_set_bool(v, "fastmath", plan->fastmath);
   og_value *kernels = og_value_list();
   og_buf fn = {0}, comment = {0};
   for (size_t k = 0; k < op->ncuda; ++k) {
@@ -561,7 +560,7 @@ void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *body = og_lines();
   og_body_lines(op, og_plan_cpu_body(op), body, false);
   og_map_set(v, "body_inc", body);
-  og_map_set_str(v, "body_shared", plan->body_shared ? ", and by its CUDA kernel" : "");
+  og_map_set_bool(v, "body_shared", plan->body_shared);
   og_ctx_cpu(op, plan, v);
   og_ctx_cuda(op, plan, v);
 }

@@ -1,4 +1,5 @@
-/* The template engine: text with values substituted and lists iterated, nothing more.
+/* The template engine: text with values substituted, lists iterated and facts tested,
+ * nothing more.
  *
  * Templates only print what the planner decided (plan/) and the renderers spelt into
  * the context (render/ctx*.c); any decision, formatting or type mapping belongs there,
@@ -10,6 +11,10 @@
  *                                     renders the body once per item of a list, with x
  *                                     bound to the item (x shadows a context name of the
  *                                     same name, and is unbound again after endfor)
+ *   {% if path %} ... {% elif path %} ... {% else %} ... {% endif %}
+ *                                     renders the first body whose path is true (a bool
+ *                                     true, a non-empty list or string), or the else
+ *                                     body; elif and else are optional
  *   {% include "name" %}              renders another template of the same env here, with
  *                                     the same context and loop variables in scope
  *   {# comment #}                     renders nothing; may span lines
@@ -35,11 +40,13 @@
  * it. The template's final newline is kept (unlike Jinja's default
  * keep_trailing_newline=False).
  *
- * Limits: for-blocks nest at most 256 deep in one template, includes at most 32 deep.
+ * Limits: for- and if-blocks nest at most 256 deep in one template, includes at most
+ * 32 deep.
  *
  * Errors (an undefined name, a missing key, a key looked up in a non-map, a for over a
- * non-list, printing a list or map, an unterminated tag, an unbalanced block, and any
- * Jinja syntax beyond the above: if, filters, indexing, operators, literals, loop.*) are
+ * non-list, an if on an int or a map, printing a list or map, an unterminated tag, an
+ * unbalanced block, and any Jinja syntax beyond the above: tests other than a path,
+ * filters, indexing, operators, literals, loop.*) are
  * reported as "templates/x.tmpl:LINE:COL: error: ..." through og_diag, and rendering
  * fails. A template is parsed whole before it renders, so a syntax error fails it even
  * where it sits in a for over an empty list.

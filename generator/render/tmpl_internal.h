@@ -2,7 +2,7 @@
  *
  * Pipeline: tmpl_lex.c turns a template source into tokens (applying every whitespace
  * rule, so later stages never think about whitespace), tmpl_parse.c builds the AST by
- * recursive descent over for-blocks, tmpl_render.c walks it, tmpl_env.c loads and
+ * recursive descent over for- and if-blocks, tmpl_render.c walks it, tmpl_env.c loads and
  * caches templates.
  */
 #ifndef OG_TMPL_INTERNAL_H
@@ -69,6 +69,7 @@ typedef enum og_tmpl_node_kind {
   OG_TN_TEXT,    /* text, len */
   OG_TN_OUTPUT,  /* {{ path }} */
   OG_TN_FOR,     /* for name in path: body */
+  OG_TN_IF,      /* if path: body, else alt (an elif is an alt holding one OG_TN_IF) */
   OG_TN_INCLUDE, /* include "text" */
 } og_tmpl_node_kind;
 
@@ -83,6 +84,7 @@ struct og_tmpl_node {
   og_tmpl_path path;
   char *name; /* FOR: the loop variable */
   og_tmpl_node *body;
+  og_tmpl_node *alt; /* IF: what renders when the path's value is false (NULL: nothing) */
 };
 
 /* Parses a whole template; NULL after reporting the first error. An empty template

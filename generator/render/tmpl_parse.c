@@ -1,7 +1,9 @@
 /* Template parser: recursive descent from tokens to the AST.
  *
- *   body    := (TEXT | '{{' path '}}' | for | include)*
+ *   body    := (TEXT | '{{' path '}}' | for | if | include)*
  *   for     := '{%' 'for' NAME 'in' path '%}' body '{%' 'endfor' '%}'
+ *   if      := '{%' 'if' path '%}' body ('{%' 'elif' path '%}' body)*
+ *              ('{%' 'else' '%}' body)? '{%' 'endif' '%}'
  *   include := '{%' 'include' STR '%}'
  *   path    := NAME ('.' NAME)*
  *
@@ -24,7 +26,7 @@ typedef struct og_tmpl_parser {
   const og_tmpl_tok *t; /* ends with OG_TK_EOF, so peeking never runs off */
   size_t pos;
   og_diag *d;
-  int depth; /* of the for-blocks being parsed */
+  int depth; /* of the for- and if-blocks being parsed */
 } og_tmpl_parser;
 
 static const og_tmpl_tok *og_tmpl_peek(const og_tmpl_parser *p) { return &p->t[p->pos]; }
@@ -156,13 +158,17 @@ void og_tmpl_node_free(og_tmpl_node *n) {
     free(n->path.segs);
     free(n->name);
     og_tmpl_node_free(n->body);
+    og_tmpl_node_free(n->alt);
     free(n);
     n = next;
   }
 }
 
-/* Parses nodes until EOF or `{% endfor`. On endfor the parser sits on the keyword and
- * *stop is it; on EOF *stop is NULL. */
+/* The keywords that end a block's body. */
+static const char *const og_tmpl_block_ends[] = {"endfor", "elif", "else", "endif", NULL};
+
+/* Parses nodes until EOF or a block's end (`{% endfor`, `elif`, `else`, `endif`). At an
+ * end the parser sits on the keyword and *stop is it; on EOF *stop is NULL. */
 static bool og_tmpl_parse_body(og_tmpl_parser *p, og_tmpl_node **body, const og_tmpl_tok **stop);
 
 static og_tmpl_node *og_tmpl_parse_for(og_tmpl_parser *p, const og_tmpl_tok *kw) {
@@ -185,7 +191,52 @@ static og_tmpl_node *og_tmpl_parse_for(og_tmpl_parser *p, const og_tmpl_tok *kw)
     og_diag_error(p->d, kw->loc, "unclosed 'for' (missing '{%% endfor %%}')");
     goto fail;
   }
+  if (!og_tmpl_is_kw(stop, "endfor")) {
+    og_diag_error(p->d, stop->loc, "unexpected '%s' inside 'for' (expected '{%% endfor %%}')", stop->text);
+    goto fail;
+  }
   og_tmpl_next(p); /* endfor */
+  if (og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) return n;
+fail:
+  og_tmpl_node_free(n);
+  return NULL;
+}
+
+/* `kw` is `if` or `elif`: an elif parses as an if that its predecessor's alt holds, up
+ * to and including the shared endif. */
+static og_tmpl_node *og_tmpl_parse_if(og_tmpl_parser *p, const og_tmpl_tok *kw) {
+  og_tmpl_node *n = og_tmpl_node_new(OG_TN_IF, kw->loc);
+  og_tmpl_next(p); /* if, elif */
+  const og_tmpl_tok *stop;
+  if (!og_tmpl_parse_path(p, &n->path) || !og_tmpl_parse_body(p, &n->body, &stop)) goto fail;
+  if (stop && og_tmpl_is_kw(stop, "elif")) {
+    /* An elif nests in its predecessor: it counts toward the depth limit. */
+    if (++p->depth > OG_TMPL_MAX_DEPTH) {
+      og_diag_error(p->d, stop->loc, "template nested deeper than %d levels", OG_TMPL_MAX_DEPTH);
+      goto fail;
+    }
+    n->alt = og_tmpl_parse_if(p, stop);
+    p->depth--;
+    if (!n->alt) goto fail;
+    return n;
+  }
+  if (stop && og_tmpl_is_kw(stop, "else")) {
+    og_tmpl_next(p); /* else */
+    if (!og_tmpl_expect(p, OG_TK_TAG_END, "end of tag") || !og_tmpl_parse_body(p, &n->alt, &stop)) goto fail;
+    if (stop && !og_tmpl_is_kw(stop, "endif")) {
+      og_diag_error(p->d, stop->loc, "unexpected '%s' after 'else' (expected '{%% endif %%}')", stop->text);
+      goto fail;
+    }
+  }
+  if (!stop) {
+    og_diag_error(p->d, kw->loc, "unclosed '%s' (missing '{%% endif %%}')", kw->text);
+    goto fail;
+  }
+  if (!og_tmpl_is_kw(stop, "endif")) {
+    og_diag_error(p->d, stop->loc, "unexpected '%s' inside 'if' (expected '{%% endif %%}')", stop->text);
+    goto fail;
+  }
+  og_tmpl_next(p); /* endif */
   if (og_tmpl_expect(p, OG_TK_TAG_END, "end of tag")) return n;
 fail:
   og_tmpl_node_free(n);
@@ -198,12 +249,12 @@ static og_tmpl_node *og_tmpl_parse_stmt(og_tmpl_parser *p) {
     og_tmpl_expected(p, "a statement keyword");
     return NULL;
   }
-  if (og_tmpl_is_kw(kw, "for")) {
+  if (og_tmpl_is_kw(kw, "for") || og_tmpl_is_kw(kw, "if")) {
     if (++p->depth > OG_TMPL_MAX_DEPTH) {
       og_diag_error(p->d, kw->loc, "template nested deeper than %d levels", OG_TMPL_MAX_DEPTH);
       return NULL;
     }
-    og_tmpl_node *n = og_tmpl_parse_for(p, kw);
+    og_tmpl_node *n = og_tmpl_is_kw(kw, "for") ? og_tmpl_parse_for(p, kw) : og_tmpl_parse_if(p, kw);
     p->depth--;
     return n;
   }
@@ -221,11 +272,11 @@ static og_tmpl_node *og_tmpl_parse_stmt(og_tmpl_parser *p) {
     n->len = name->len;
     return n;
   }
-  if (og_tmpl_is_kw(kw, "endfor")) {
-    og_diag_error(p->d, kw->loc, "unexpected 'endfor' with no matching opening tag");
+  if (og_tmpl_is_any(kw, og_tmpl_block_ends)) {
+    og_diag_error(p->d, kw->loc, "unexpected '%s' with no matching opening tag", kw->text);
     return NULL;
   }
-  og_diag_error(p->d, kw->loc, "unknown statement '%s' (templates support for, endfor, include)", kw->text);
+  og_diag_error(p->d, kw->loc, "unknown statement '%s' (templates support for, if, include)", kw->text);
   return NULL;
 }
 
@@ -251,8 +302,8 @@ static bool og_tmpl_parse_body(og_tmpl_parser *p, og_tmpl_node **body, const og_
         }
         break;
       case OG_TK_BLOCK_BEGIN:
-        /* Only inside a for: at the top, an endfor is reported by parse_stmt. */
-        if (p->depth > 0 && og_tmpl_is_kw(og_tmpl_peek(p), "endfor")) {
+        /* Only inside a block: at the top, a block's end is reported by parse_stmt. */
+        if (p->depth > 0 && og_tmpl_is_any(og_tmpl_peek(p), og_tmpl_block_ends)) {
           *stop = og_tmpl_peek(p);
           return true;
         }

@@ -116,6 +116,29 @@ static bool og_tmpl_render_for(og_tmpl_renderer *r, const og_tmpl_node *n, const
   return true;
 }
 
+/* An if's test: a fact (bool), or whether a list or string has anything in it. */
+static bool og_tmpl_render_if(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
+  const og_value *v = og_tmpl_eval(r, &n->path, s);
+  if (!v) return false;
+  bool yes;
+  switch (og_value_kind_of(v)) {
+    case OG_V_BOOL:
+      yes = og_value_as_bool(v);
+      break;
+    case OG_V_LIST:
+      yes = og_list_len(v) > 0;
+      break;
+    case OG_V_STR:
+      yes = og_value_as_str(v)[0] != '\0';
+      break;
+    default:
+      og_diag_error(r->d, og_tmpl_path_loc(&n->path), "cannot test a %s (an if takes a bool, a list or a string)",
+                    og_tmpl_kind_name(og_value_kind_of(v)));
+      return false;
+  }
+  return og_tmpl_render_nodes(r, yes ? n->body : n->alt, s);
+}
+
 static bool og_tmpl_render_include(og_tmpl_renderer *r, const og_tmpl_node *n, const og_tmpl_scope *s) {
   if (r->depth >= OG_TMPL_MAX_INCLUDE_DEPTH) {
     og_diag_error(r->d, n->loc, "includes nested deeper than %d (recursive include of '%s'?)",
@@ -145,6 +168,9 @@ static bool og_tmpl_render_nodes(og_tmpl_renderer *r, const og_tmpl_node *n, con
         break;
       case OG_TN_FOR:
         ok = og_tmpl_render_for(r, n, s);
+        break;
+      case OG_TN_IF:
+        ok = og_tmpl_render_if(r, n, s);
         break;
       case OG_TN_INCLUDE:
         ok = og_tmpl_render_include(r, n, s);
