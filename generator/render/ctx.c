@@ -13,9 +13,33 @@
 
 /* ---- the header -------------------------------------------------------------------- */
 
-/* The args struct's fields, their comments aligned: "opspec_array x;  input T[n]". */
+/* One field of the args struct: {type, name, pad, note}, printed as "type name;pad" and
+ * the note in a comment, `pad` aligning the notes. */
+static og_value *og_field(const char *type, const char *name, og_value *note) {
+  og_value *f = og_value_map();
+  og_map_set_str(f, "type", type);
+  og_map_set_str(f, "name", name);
+  og_map_set(f, "note", note);
+  return f;
+}
+
+typedef struct og_fields {
+  og_value **items; /* the records, owned until handed to the list */
+  size_t n, cap;
+} og_fields;
+
+static void og_fields_add(og_fields *fs, const char *type, const char *name, og_value *note) {
+  og_grow((void **)&fs->items, &fs->cap, fs->n + 1, sizeof *fs->items);
+  fs->items[fs->n++] = og_field(type, name, note);
+}
+
+static size_t og_field_width(const og_value *f) {
+  return strlen(og_value_as_str(og_map_get(f, "type"))) + strlen(og_value_as_str(og_map_get(f, "name")));
+}
+
+/* The args struct's fields, as records, their notes aligned. */
 static og_value *og_ctx_fields(const og_op *op) {
-  og_value *decls = og_value_list(), *notes = og_value_list();
+  og_fields fs = {0};
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
   static const char *const roles[] = {"input", "output", "scratch"};
@@ -24,43 +48,29 @@ static og_value *og_ctx_fields(const og_op *op) {
     for (size_t i = 0; i < counts[l]; ++i) {
       const og_array *a = &lists[l][i];
       og_buf_clear(&b);
-      og_buf_printf(&b, "opspec_array %s;", a->name);
-      og_list_push(decls, og_value_str(og_buf_str(&b)));
-      og_buf_clear(&b);
       og_buf_printf(&b, "%s %s[", roles[l], a->dtype);
       for (size_t d = 0; d < a->ndims; ++d) og_buf_printf(&b, "%s%s", d ? ", " : "", a->dims[d].text);
       og_buf_puts(&b, "]");
-      og_list_push(notes, og_escaped(og_escape_c_comment, og_buf_str(&b)));
+      og_fields_add(&fs, "opspec_array", a->name, og_escaped(og_escape_c_comment, og_buf_str(&b)));
     }
-  for (size_t s = 0; s < op->nsymbols; ++s) {
-    og_buf_clear(&b);
-    og_buf_printf(&b, "int64_t %s;", op->symbols[s]);
-    og_list_push(decls, og_value_str(og_buf_str(&b)));
-    og_list_push(notes, og_value_str("shape symbol"));
-  }
-  for (size_t t = 0; t < op->nattrs; ++t) {
-    og_buf_clear(&b);
-    og_buf_printf(&b, "%s %s;", og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name);
-    og_list_push(decls, og_value_str(og_buf_str(&b)));
-    og_list_push(notes, og_value_str("attribute"));
-  }
-  if (og_op_rejects(op)) {
-    og_list_push(decls, og_value_str("int *opspec_rejected;"));
-    og_list_push(notes, og_value_str("where opspec_reject() reports (in_kernel checks)"));
-  }
-  size_t width = 0;
-  for (size_t i = 0; i < og_list_len(decls); ++i) {
-    size_t len = strlen(og_value_as_str(og_list_at(decls, i)));
-    if (len > width) width = len;
-  }
-  og_value *fields = og_lines();
-  for (size_t i = 0; i < og_list_len(decls); ++i) {
-    const char *decl = og_value_as_str(og_list_at(decls, i));
-    og_line(fields, "  %s%*s /* %s */", decl, (int)(width - strlen(decl)), "", og_value_as_str(og_list_at(notes, i)));
-  }
   og_buf_free(&b);
-  og_value_free(decls);
-  og_value_free(notes);
+  for (size_t s = 0; s < op->nsymbols; ++s) og_fields_add(&fs, "int64_t", op->symbols[s], og_value_str("shape symbol"));
+  for (size_t t = 0; t < op->nattrs; ++t)
+    og_fields_add(&fs, og_dtype_ctype(og_attr_types[op->attrs[t].type].name), op->attrs[t].name,
+                  og_value_str("attribute"));
+  if (og_op_rejects(op))
+    og_fields_add(&fs, "int", "*opspec_rejected", og_value_str("where opspec_reject() reports (in_kernel checks)"));
+  size_t width = 0;
+  for (size_t i = 0; i < fs.n; ++i)
+    if (og_field_width(fs.items[i]) > width) width = og_field_width(fs.items[i]);
+  og_value *fields = og_value_list();
+  for (size_t i = 0; i < fs.n; ++i) {
+    og_buf pad = {0};
+    og_buf_printf(&pad, "%*s", (int)(width - og_field_width(fs.items[i])), "");
+    og_map_set(fs.items[i], "pad", og_value_str_take(og_buf_take(&pad)));
+    og_list_push(fields, fs.items[i]);
+  }
+  free(fs.items);
   return fields;
 }
 
@@ -90,7 +100,7 @@ void og_ctx_op_python(og_value *v, const og_op *op, const char *fingerprint) {
 og_value *og_ctx_library(og_value *ops) {
   og_value *ctx = og_value_map();
   og_map_set(ctx, "ops", ops);
-  og_value *limits = og_lines(), *dtypes = og_lines(), *attrs = og_lines();
+  og_value *limits = og_value_list(), *dtypes = og_value_list(), *attrs = og_value_list();
   static const struct {
     const char *name;
     int value;
@@ -108,11 +118,19 @@ og_value *og_ctx_library(og_value *ops) {
       {"MAX_EXPR_NODES", OPSPEC_MAX_EXPR_NODES},
       {"MAX_EXPR_DEPTH", OPSPEC_MAX_EXPR_DEPTH},
   };
-  for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i)
-    og_line(limits, "%s = %d", og_limits[i].name, og_limits[i].value);
-  for (int i = 0; i < OG_NDTYPES; ++i) og_line(dtypes, "%s", og_dtypes[i].name);
-  for (int t = 0; t < OG_ATTR_NTYPES; ++t)
-    og_line(attrs, "    \"%s\": \"%s\",", og_attr_types[t].name, og_attr_types[t].py_type);
+  for (size_t i = 0; i < sizeof og_limits / sizeof *og_limits; ++i) {
+    og_value *limit = og_value_map();
+    og_map_set_str(limit, "name", og_limits[i].name);
+    og_map_set_int(limit, "value", og_limits[i].value);
+    og_list_push(limits, limit);
+  }
+  for (int i = 0; i < OG_NDTYPES; ++i) og_list_push(dtypes, og_value_str(og_dtypes[i].name));
+  for (int t = 0; t < OG_ATTR_NTYPES; ++t) {
+    og_value *attr = og_value_map();
+    og_map_set_str(attr, "name", og_attr_types[t].name);
+    og_map_set_str(attr, "py_type", og_attr_types[t].py_type);
+    og_list_push(attrs, attr);
+  }
   og_map_set(ctx, "limits", limits);
   og_map_set(ctx, "dtypes", dtypes);
   og_map_set(ctx, "attr_types", attrs);

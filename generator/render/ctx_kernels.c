@@ -193,11 +193,11 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
   og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
-  og_value *variants = og_value_list(), *table = og_lines();
+  og_value *variants = og_value_list();
   size_t nvariants = plan->nvariants;
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   for (size_t k = 0; k < nvariants; ++k) {
-    og_value *var = og_value_map(), *typedefs = og_lines();
+    og_value *var = og_value_map(), *typedefs = og_value_list();
     og_buf fn = {0}, comment = {0};
     og_variant_picks(op, k, pick);
     og_buf_printf(&fn, "opspec_%s_cpu", op->name);
@@ -211,8 +211,11 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
       widened |= bf16;
       og_buf_printf(&fn, "_%s", dtype);
       og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
-      if (og_idents_has(&used, op->types[t].name))
-        og_line(typedefs, "typedef %s %s;", bf16 ? "float" : og_dtype_ctype(dtype), op->types[t].name);
+      if (!og_idents_has(&used, op->types[t].name)) continue;
+      og_value *td = og_value_map();
+      og_map_set_str(td, "ctype", bf16 ? "float" : og_dtype_ctype(dtype));
+      og_map_set_str(td, "name", op->types[t].name);
+      og_list_push(typedefs, td);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
     og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
@@ -220,11 +223,9 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
     og_map_set(var, "typedefs", typedefs);
     og_list_push(variants, var);
-    og_line(table, "    %s,", og_buf_str(&fn));
     og_buf_free(&fn);
   }
   og_map_set(v, "cpu_variants", variants);
-  og_map_set(v, "cpu_table", table);
   og_map_set_int(v, "nvariants", (int64_t)nvariants);
   og_idents_free(&used);
 }
@@ -502,26 +503,25 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
  * once: the CUDA simulator's storage for it (opspec/cuda.h). */
 typedef struct og_shared_names {
   og_idents seen;
-  og_value *lines;
+  og_value *arrays; /* {name, type} */
 } og_shared_names;
 
 static void og_shared_found(const char *type, const char *name, void *ud) {
   og_shared_names *names = ud;
   if (og_idents_has(&names->seen, name)) return;
   og_idents_add(&names->seen, name);
-  if (!og_list_len(names->lines)) {
-    og_line(names->lines, "%s", "");
-    og_line(names->lines,
-            "/* Its kernels' dynamic shared memory: storage the CUDA simulator needs, nothing on a GPU. */");
-  }
-  og_line(names->lines, "OPSPEC_DYNAMIC_SHARED(%s, %s)", name, type);
+  og_value *array = og_value_map();
+  og_map_set_str(array, "name", name);
+  og_map_set_str(array, "type", type);
+  og_list_push(names->arrays, array);
 }
 
+/* The `extern __shared__` arrays of the op's raw kernels, each once. */
 static og_value *og_dynamic_shared(const og_op *op) {
-  og_shared_names names = {{0}, og_lines()};
+  og_shared_names names = {{0}, og_value_list()};
   for (size_t k = 0; k < op->ncuda; ++k) og_dynamic_shared_scan(op->cuda[k].body.text, og_shared_found, &names);
   og_idents_free(&names.seen);
-  return names.lines;
+  return names.arrays;
 }
 
 static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
