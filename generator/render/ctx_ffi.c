@@ -10,7 +10,6 @@
 #include "render/ctx_ffi.h"
 
 #include "render/c_text.h"
-#include "render/fingerprint.h"
 #include "util/escape.h"
 
 /* Table rows, their first columns padded to a common width so that the tables read as
@@ -355,19 +354,110 @@ static bool og_ffi_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
   return true;
 }
 
+/* A table the descriptor points at: {field, count} (".nFIELD = count, .FIELD = ..."). */
+static og_value *og_desc_table(const char *field, size_t count) {
+  og_value *t = og_value_map();
+  og_map_set_str(t, "field", field);
+  og_map_set_int(t, "count", (int64_t)count);
+  return t;
+}
+
+/* The type variables' table: name, number of choices, the choices' dtypes. */
+static void og_ffi_types(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->ntypes) return;
+  og_value *rows = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_value *row = og_row();
+    og_buf choices = {0};
+    for (size_t c = 0; c < op->types[t].nchoices; ++c) {
+      og_buf_puts(&choices, c ? ", " : "(const int32_t[]){");
+      og_dtype_enum(&choices, op->types[t].choices[c]);
+    }
+    og_buf_putc(&choices, '}');
+    og_cell(row, "\"%s\"", op->types[t].name);
+    og_cell(row, "%zu", op->types[t].nchoices);
+    og_cell(row, "%s", og_buf_str(&choices));
+    og_list_push(rows, row);
+    og_buf_free(&choices);
+  }
+  og_line(tables, "static const opspec_typevar_desc opspec_%s_types[] = {", op->name);
+  og_table(tables, rows, "    ");
+  og_line(tables, "};");
+  og_value_free(rows);
+  og_list_push(desc_tables, og_desc_table("types", op->ntypes));
+}
+
+/* The shape symbols' table: where each lives in the args struct. */
+static void og_ffi_symbols(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->nsymbols) return;
+  og_value *rows = og_value_list();
+  for (size_t s = 0; s < op->nsymbols; ++s) {
+    og_value *row = og_row();
+    og_cell(row, "\"%s\"", op->symbols[s]);
+    og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
+    og_list_push(rows, row);
+  }
+  og_line(tables, "static const opspec_symbol_desc opspec_%s_symbols[] = {", op->name);
+  og_table(tables, rows, "    ");
+  og_line(tables, "};");
+  og_value_free(rows);
+  og_list_push(desc_tables, og_desc_table("symbols", op->nsymbols));
+}
+
+static void og_ffi_attrs(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->nattrs) return;
+  /* XLA passes attributes sorted by name; the table is in that order. */
+  const og_attr **sorted = og_xcalloc(op->nattrs, sizeof *sorted);
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    size_t at = i;
+    while (at > 0 && strcmp(sorted[at - 1]->name, op->attrs[i].name) > 0) {
+      sorted[at] = sorted[at - 1];
+      --at;
+    }
+    sorted[at] = &op->attrs[i];
+  }
+  og_value *rows = og_value_list();
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    og_value *row = og_row();
+    og_buf dt = {0};
+    og_dtype_enum(&dt, og_attr_types[sorted[i]->type].name);
+    og_cell(row, "\"%s\"", sorted[i]->name);
+    og_cell(row, "%s", og_buf_str(&dt));
+    og_cell(row, "OPSPEC_AT(%s)", sorted[i]->name);
+    og_list_push(rows, row);
+    og_buf_free(&dt);
+  }
+  free(sorted);
+  og_line(tables, "/* Sorted by name, as XLA passes attributes. */");
+  og_line(tables, "static const opspec_attr_desc opspec_%s_attrs[] = {", op->name);
+  og_table(tables, rows, "    ");
+  og_line(tables, "};");
+  og_value_free(rows);
+  og_list_push(desc_tables, og_desc_table("attrs", op->nattrs));
+}
+
+/* The spec's aliases as the descriptor's initializer, or "": the handler refuses a call
+ * whose output shares memory with any other input (a raw ffi_call can alias what the
+ * spec does not declare). */
+static og_value *og_ffi_aliases(const og_op *op) {
+  bool aliased = false;
+  for (size_t i = 0; i < op->noutputs; ++i) aliased |= op->outputs[i].alias_of >= 0;
+  og_buf aliases = {0};
+  if (aliased) {
+    og_buf_puts(&aliases, "(const int32_t[]){");
+    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&aliases, "%s%d", i ? ", " : "", op->outputs[i].alias_of);
+    og_buf_putc(&aliases, '}');
+  }
+  return og_value_str_take(og_buf_take(&aliases));
+}
+
 void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *tables = og_lines();
   size_t nextents = 0;
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
   static const char *const names[] = {"inputs", "outputs", "scratch"};
-  og_value *desc = og_lines();
-  og_line(desc, "    .name = \"%s\",", op->name);
-  /* The generated code's fingerprint, filled in once every file of the op is rendered
-   * (render/fingerprint.h): a call that carries another one was exported before the
-   * code changed. */
-  og_line(desc, "%s", OG_FINGERPRINT_LINE);
-  og_line(desc, "    .args_size = sizeof(opspec_%s_args),", op->name);
+  og_value *desc_arrays = og_value_list(), *desc_tables = og_value_list();
   for (size_t l = 0; l < 3; ++l) {
     if (!counts[l]) continue;
     og_value *rows = og_value_list();
@@ -376,85 +466,15 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_table(tables, rows, "    ");
     og_line(tables, "};");
     og_value_free(rows);
-    og_line(desc, "    .n%s = %zu, .%s = opspec_%s_%s,", names[l], counts[l], names[l], op->name, names[l]);
+    og_list_push(desc_arrays, og_desc_table(names[l], counts[l]));
   }
-  /* The spec's aliases: the handler refuses a call whose output shares memory with any
-   * other input (a raw ffi_call can alias what the spec does not declare). */
-  bool aliased = false;
-  for (size_t i = 0; i < op->noutputs; ++i) aliased |= op->outputs[i].alias_of >= 0;
-  if (aliased) {
-    og_buf list = {0};
-    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&list, "%s%d", i ? ", " : "", op->outputs[i].alias_of);
-    og_line(desc, "    .aliases = (const int32_t[]){%s},", og_buf_str(&list));
-    og_buf_free(&list);
-  }
-  if (op->ntypes) {
-    og_value *rows = og_value_list();
-    for (size_t t = 0; t < op->ntypes; ++t) {
-      og_value *row = og_row();
-      og_buf choices = {0};
-      for (size_t c = 0; c < op->types[t].nchoices; ++c) {
-        og_buf_puts(&choices, c ? ", " : "(const int32_t[]){");
-        og_dtype_enum(&choices, op->types[t].choices[c]);
-      }
-      og_buf_putc(&choices, '}');
-      og_cell(row, "\"%s\"", op->types[t].name);
-      og_cell(row, "%zu", op->types[t].nchoices);
-      og_cell(row, "%s", og_buf_str(&choices));
-      og_list_push(rows, row);
-      og_buf_free(&choices);
-    }
-    og_line(tables, "static const opspec_typevar_desc opspec_%s_types[] = {", op->name);
-    og_table(tables, rows, "    ");
-    og_line(tables, "};");
-    og_value_free(rows);
-    og_line(desc, "    .ntypes = %zu, .types = opspec_%s_types,", op->ntypes, op->name);
-  }
-  if (op->nsymbols) {
-    og_value *rows = og_value_list();
-    for (size_t s = 0; s < op->nsymbols; ++s) {
-      og_value *row = og_row();
-      og_cell(row, "\"%s\"", op->symbols[s]);
-      og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
-      og_list_push(rows, row);
-    }
-    og_line(tables, "static const opspec_symbol_desc opspec_%s_symbols[] = {", op->name);
-    og_table(tables, rows, "    ");
-    og_line(tables, "};");
-    og_value_free(rows);
-    og_line(desc, "    .nsymbols = %zu, .symbols = opspec_%s_symbols,", op->nsymbols, op->name);
-  }
-  if (op->nattrs) {
-    /* XLA passes attributes sorted by name; the table is in that order. */
-    const og_attr **sorted = og_xcalloc(op->nattrs, sizeof *sorted);
-    for (size_t i = 0; i < op->nattrs; ++i) {
-      size_t at = i;
-      while (at > 0 && strcmp(sorted[at - 1]->name, op->attrs[i].name) > 0) {
-        sorted[at] = sorted[at - 1];
-        --at;
-      }
-      sorted[at] = &op->attrs[i];
-    }
-    og_value *rows = og_value_list();
-    for (size_t i = 0; i < op->nattrs; ++i) {
-      og_value *row = og_row();
-      og_buf dt = {0};
-      og_dtype_enum(&dt, og_attr_types[sorted[i]->type].name);
-      og_cell(row, "\"%s\"", sorted[i]->name);
-      og_cell(row, "%s", og_buf_str(&dt));
-      og_cell(row, "OPSPEC_AT(%s)", sorted[i]->name);
-      og_list_push(rows, row);
-      og_buf_free(&dt);
-    }
-    free(sorted);
-    og_line(tables, "/* Sorted by name, as XLA passes attributes. */");
-    og_line(tables, "static const opspec_attr_desc opspec_%s_attrs[] = {", op->name);
-    og_table(tables, rows, "    ");
-    og_line(tables, "};");
-    og_value_free(rows);
-    og_line(desc, "    .nattrs = %zu, .attrs = opspec_%s_attrs,", op->nattrs, op->name);
-  }
+  og_map_set(v, "aliases", og_ffi_aliases(op));
+  og_ffi_types(op, tables, desc_tables);
+  og_ffi_symbols(op, tables, desc_tables);
+  og_ffi_attrs(op, tables, desc_tables);
   og_map_set(v, "ffi_tables", tables);
+  og_map_set(v, "desc_arrays", desc_arrays);
+  og_map_set(v, "desc_tables", desc_tables);
 
   og_value *functions = og_lines();
   static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
@@ -465,11 +485,18 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   present[2] = og_ffi_cuda_sizes(op, functions);
   present[3] = og_ffi_check_fn(op, functions, false);
   present[4] = og_ffi_check_fn(op, functions, true);
-  for (size_t f = 0; f < 5; ++f)
-    if (present[f]) og_line(desc, "    .%s = opspec_%s_%s,", fields[f], op->name, fn_names[f]);
-  if (present[4]) og_line(desc, "    .rejected_at = OPSPEC_AT(opspec_rejected),");
-  if (op->launch.n) og_line(desc, "    .launch_ndims = %zu,", op->launch.n);
-  if (plan->cuda_batch_grid) og_line(desc, "    .cuda_batch_grid = true,");
+  og_value *desc_functions = og_value_list();
+  for (size_t f = 0; f < 5; ++f) {
+    if (!present[f]) continue;
+    og_value *fn = og_value_map();
+    og_map_set_str(fn, "field", fields[f]);
+    og_map_set_str(fn, "function", fn_names[f]);
+    og_list_push(desc_functions, fn);
+  }
   og_map_set(v, "ffi_functions", functions);
-  og_map_set(v, "ffi_desc", desc);
+  og_map_set(v, "desc_functions", desc_functions);
+  og_map_set_bool(v, "kernel_checked", present[4]);
+  og_map_set_bool(v, "has_launch", op->launch.n > 0);
+  og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
+  og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
 }

@@ -13,8 +13,8 @@
 /* Characters of a fingerprint in hex, without the terminating NUL. */
 #define OG_FINGERPRINT_LEN 16
 
-/* The descriptor's line that carries the fingerprint, as rendered: a whole line, so no
- * spec text can imitate it. */
+/* The descriptor's line that carries the fingerprint, as templates/op_ffi.c.tmpl writes
+ * it: a whole line, so no spec text can imitate it. */
 #define OG_FINGERPRINT_LINE "    .fingerprint = \"__OPSPEC_FINGERPRINT__\","
 
 /* A 64-bit FNV-1a hash of the C and CUDA code in `texts`, read as tokens: comments,
