@@ -30,17 +30,26 @@ static void og_use_launch(og_idents *used, const og_launch *l) {
 
 /* ---- declarations --------------------------------------------------------------- */
 
-/* Declares, after `lines`' current end, every name of the op that `used` holds, read
- * through `args` ("opspec_args->" or "opspec_args."), `indent` columns in. With
- * `batched`, inputs and outputs point at batch element opspec_b of the portable CUDA
- * kernel's opspec_batch (inputs then outputs, as opspec_batch_grid numbers them). Adds
- * the type variables the declarations need to `used`. Returns how many it declared. */
-static size_t og_declare(const og_op *op, og_idents *used, const char *args, bool batched, int indent,
-                         og_value *lines) {
-  size_t n = 0;
+/* A local declared from the args struct: {type, name, value}, written
+ * "<type><name> = <value>;" (the type ends in a space or a '*'). */
+static og_value *og_local(const char *type, const char *name, const char *value) {
+  og_value *l = og_value_map();
+  og_map_set_str(l, "type", type);
+  og_map_set_str(l, "name", name);
+  og_map_set_str(l, "value", value);
+  return l;
+}
+
+/* Every name of the op that `used` holds, as locals (og_local) read through `args`
+ * ("opspec_args->" or "opspec_args."). With `batched`, inputs and outputs point at batch
+ * element opspec_b of the portable CUDA kernel's opspec_batch (inputs then outputs, as
+ * opspec_batch_grid numbers them). Adds the type variables the declarations need to
+ * `used`. */
+static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched) {
+  og_value *locals = og_value_list();
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
-  og_buf name = {0}, data = {0};
+  og_buf name = {0}, type = {0}, value = {0};
   for (size_t l = 0; l < 3; ++l)
     for (size_t i = 0; i < counts[l]; ++i) {
       const og_array *a = &lists[l][i];
@@ -48,43 +57,59 @@ static size_t og_declare(const og_op *op, og_idents *used, const char *args, boo
       /* An aliased pair shares memory, so neither pointer may be restrict. */
       bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
       if (og_idents_has(used, a->name)) {
-        og_buf_clear(&data);
+        og_buf_clear(&type);
+        og_buf_clear(&value);
+        og_buf_printf(&type, "%s%s *%s", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ");
         if (batched && l < 2)
-          og_buf_printf(&data, "opspec_batch_at(%s%s.data, opspec_batch, %zu, opspec_b)", args, a->name,
-                        l ? op->ninputs + i : i);
+          og_buf_printf(&value, "(%s%s *)opspec_batch_at(%s%s.data, opspec_batch, %zu, opspec_b)", konst, ctype, args,
+                        a->name, l ? op->ninputs + i : i);
         else
-          og_buf_printf(&data, "%s%s.data", args, a->name);
-        og_line(lines, "%*s%s%s *%s%s = (%s%s *)%s;", indent, "", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ",
-                a->name, konst, ctype, og_buf_str(&data));
-        n++;
+          og_buf_printf(&value, "(%s%s *)%s%s.data", konst, ctype, args, a->name);
+        og_list_push(locals, og_local(og_buf_str(&type), a->name, og_buf_str(&value)));
         if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
       }
-      og_buf_clear(&name);
-      og_buf_printf(&name, "%s_size", a->name);
-      if (og_idents_has(used, og_buf_str(&name))) {
-        og_line(lines, "%*sconst int64_t %s_size = %s%s.size;", indent, "", a->name, args, a->name);
-        n++;
-      }
-      og_buf_clear(&name);
-      og_buf_printf(&name, "%s_shape", a->name);
-      if (og_idents_has(used, og_buf_str(&name))) {
-        og_line(lines, "%*sconst int64_t *%s_shape = %s%s.shape;", indent, "", a->name, args, a->name);
-        n++;
+      static const char *const parts[][2] = {{"_size", "const int64_t "}, {"_shape", "const int64_t *"}};
+      for (size_t p = 0; p < 2; ++p) {
+        og_buf_clear(&name);
+        og_buf_printf(&name, "%s%s", a->name, parts[p][0]);
+        if (!og_idents_has(used, og_buf_str(&name))) continue;
+        og_buf_clear(&value);
+        og_buf_printf(&value, "%s%s.%s", args, a->name, parts[p][0] + 1);
+        og_list_push(locals, og_local(parts[p][1], og_buf_str(&name), og_buf_str(&value)));
       }
     }
-  og_buf_free(&name);
-  og_buf_free(&data);
   for (size_t s = 0; s < op->nsymbols; ++s)
     if (og_idents_has(used, op->symbols[s])) {
-      og_line(lines, "%*sconst int64_t %s = %s%s;", indent, "", op->symbols[s], args, op->symbols[s]);
-      n++;
+      og_buf_clear(&value);
+      og_buf_printf(&value, "%s%s", args, op->symbols[s]);
+      og_list_push(locals, og_local("const int64_t ", op->symbols[s], og_buf_str(&value)));
     }
   for (size_t t = 0; t < op->nattrs; ++t)
     if (og_idents_has(used, op->attrs[t].name)) {
-      og_line(lines, "%*sconst %s %s = %s%s;", indent, "", og_dtype_ctype(og_attr_types[op->attrs[t].type].name),
-              op->attrs[t].name, args, op->attrs[t].name);
-      n++;
+      og_buf_clear(&type);
+      og_buf_clear(&value);
+      og_buf_printf(&type, "const %s ", og_dtype_ctype(og_attr_types[op->attrs[t].type].name));
+      og_buf_printf(&value, "%s%s", args, op->attrs[t].name);
+      og_list_push(locals, og_local(og_buf_str(&type), op->attrs[t].name, og_buf_str(&value)));
     }
+  og_buf_free(&name);
+  og_buf_free(&type);
+  og_buf_free(&value);
+  return locals;
+}
+
+/* Declares, after `lines`' current end, og_locals' names, `indent` columns in (the CUDA
+ * kernels and launcher, whose text is still written here). Returns how many. */
+static size_t og_declare(const og_op *op, og_idents *used, const char *args, bool batched, int indent,
+                         og_value *lines) {
+  og_value *locals = og_locals(op, used, args, batched);
+  size_t n = og_list_len(locals);
+  for (size_t i = 0; i < n; ++i) {
+    const og_value *l = og_list_at(locals, i);
+    og_line(lines, "%*s%s%s = %s;", indent, "", og_value_as_str(og_map_get(l, "type")),
+            og_value_as_str(og_map_get(l, "name")), og_value_as_str(og_map_get(l, "value")));
+  }
+  og_value_free(locals);
   return n;
 }
 
@@ -114,44 +139,46 @@ static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bo
 
 /* ---- the CPU kernels --------------------------------------------------------------- */
 
-/* A launch extent as a loop bound: a bare name or number as is, anything else through
- * a local opspec_n<d> (declared in `lines`). */
-static char *og_extent(const og_launch *l, size_t d, og_value *lines) {
-  og_value *c = og_c_expr(l->extents[d]);
-  og_buf b = {0};
-  if (og_expr_is_atom(l->extents[d])) {
-    og_buf_puts(&b, og_value_as_str(c));
-  } else {
-    og_line(lines, "  const int64_t opspec_n%zu = %s;", d, og_value_as_str(c));
-    og_buf_printf(&b, "opspec_n%zu", d);
-  }
-  og_value_free(c);
-  return og_buf_take(&b);
-}
-
-/* The portable kernel's loop nest around the body: the first launch index over the
- * range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits the
- * launch, and a natively batched call's elements, among threads), the others whole. The
- * handler zero-fills the outputs of an empty launch and never calls the kernel then. */
-static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *lines) {
+/* The portable kernel's loop nest around the body, as records: `extents` the locals
+ * {dim, value} that hold an inner loop's bound that is not a bare name or number, and
+ * `loops` {indent, index, begin, end, simd, innermost}. The first launch index runs over
+ * the range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits
+ * the launch, and a natively batched call's elements, among threads), the others whole;
+ * the innermost loop gets `omp simd` where the plan says so. The handler zero-fills the
+ * outputs of an empty launch and never calls the kernel then. */
+static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *v) {
+  static const char *const indents[] = {"  ", "    ", "      "};
   size_t n = op->launch.n;
-  char *ext[3] = {NULL, NULL, NULL};
-  for (size_t d = 1; d < n; ++d) ext[d] = og_extent(&op->launch, d, lines);
-  if (op->prologue.present) {
-    og_line(lines, "  /* The prologue: once per range the handler runs, before its loop. */");
-    og_body_lines(op, &op->prologue, lines, true);
+  og_value *extents = og_value_list(), *loops = og_value_list();
+  for (size_t d = 0; d < n; ++d) {
+    og_value *loop = og_value_map();
+    og_map_set_str(loop, "indent", indents[d]);
+    og_map_set_str(loop, "index", og_index_names[d]);
+    og_map_set_str(loop, "begin", d ? "0" : "opspec_begin");
+    if (d == 0) {
+      og_map_set_str(loop, "end", "opspec_end");
+    } else if (og_expr_is_atom(op->launch.extents[d])) {
+      og_map_set(loop, "end", og_c_expr(op->launch.extents[d]));
+    } else {
+      og_buf local = {0};
+      og_buf_printf(&local, "opspec_n%zu", d);
+      og_map_set_str(loop, "end", og_buf_str(&local));
+      og_value *extent = og_value_map();
+      og_map_set_int(extent, "dim", (int64_t)d);
+      og_map_set(extent, "value", og_c_expr(op->launch.extents[d]));
+      og_list_push(extents, extent);
+      og_buf_free(&local);
+    }
+    og_map_set_bool(loop, "simd", plan->cpu_simd && d + 1 == n);
+    og_map_set_bool(loop, "innermost", d + 1 == n);
+    og_list_push(loops, loop);
   }
-  bool simd = plan->cpu_simd;
-  if (simd && n == 1) og_line(lines, "  #pragma omp simd");
-  og_line(lines, "  for (int64_t i = opspec_begin; i < opspec_end; ++i)%s", n == 1 ? " {" : "");
-  for (size_t d = 1; d < n; ++d) {
-    if (simd && d + 1 == n) og_line(lines, "%*s#pragma omp simd", 2 + 2 * (int)d, "");
-    og_line(lines, "%*sfor (int64_t %s = 0; %s < %s; ++%s)%s", 2 + 2 * (int)d, "", og_index_names[d], og_index_names[d],
-            ext[d] ? ext[d] : "", og_index_names[d], d + 1 == n ? " {" : "");
-  }
-  og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  og_line(lines, "%*s}", 2 + 2 * (int)(n - 1), "");
-  for (size_t d = 1; d < n; ++d) free(ext[d]);
+  og_map_set(v, "cpu_extents", extents);
+  og_map_set(v, "cpu_loops", loops);
+  og_map_set_str(v, "cpu_close_indent", n ? indents[n - 1] : "");
+  og_value *prologue = og_lines();
+  if (op->prologue.present) og_body_lines(op, &op->prologue, prologue, true);
+  og_map_set(v, "prologue", prologue);
 }
 
 /* One specialisation per combination of type-variable choices, first variable slowest
@@ -172,24 +199,14 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
   }
-  og_value *lines = og_lines(), *locals = og_lines();
-  size_t declared = og_declare(op, &used, "opspec_args->", false, 2, locals);
-  if (declared || portable || plan->rejects) /* opspec_reject() reads opspec_args */
-    og_line(lines, "  const opspec_%s_args *opspec_args = opspec_argp;", op->name);
-  else
-    og_line(lines, "  (void)opspec_argp;");
-  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
-  og_value_free(locals);
-  if (portable)
-    og_cpu_loops(op, plan, lines);
-  else
-    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
-  og_map_set(v, "cpu_lines", lines);
+  og_value *locals = og_locals(op, &used, "opspec_args->", false);
+  /* opspec_reject() reads opspec_args too. */
+  og_map_set_bool(v, "cpu_uses_args", og_list_len(locals) || portable || plan->rejects);
+  og_map_set(v, "cpu_locals", locals);
+  og_map_set_bool(v, "cpu_portable", portable);
+  if (portable) og_cpu_loops(op, plan, v);
   /* A portable kernel runs a range of its launch (opspec_cpu_range_kernel); a raw `cpu:`
    * body is a whole call (opspec_cpu_kernel). */
-  og_map_set(v, "cpu_params",
-             og_value_str(portable ? "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end"
-                                   : "const void *opspec_argp"));
   og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
   og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
