@@ -188,8 +188,6 @@ static og_value *og_py_params(const og_op *op, bool typed) {
   return params;
 }
 
-/* A formula as the body of a lambda that takes the names it reads: one line, in
- * parentheses (a YAML block's line breaks become spaces). */
 /* The body of a one-line Python string literal: og_escape_py_string's escapes, and a
  * newline (which a path may hold) as \n. */
 static void og_escape_py_line(og_buf *out, const char *text) {
@@ -203,6 +201,8 @@ static void og_escape_py_line(og_buf *out, const char *text) {
   og_buf_free(&escaped);
 }
 
+/* A formula as the body of a lambda that takes the names it reads: one line, in
+ * parentheses (a YAML block's line breaks become spaces). */
 static void og_py_lambda(og_buf *b, const og_formula *f) {
   og_buf_puts(b, "lambda ");
   for (size_t k = 0; k < f->nnames; ++k) og_buf_printf(b, "%s, ", f->names[k]);
@@ -248,90 +248,109 @@ static void og_py_derivatives(og_value *lines, const og_op *op, og_buf *b) {
   og_line(lines, "    },");
 }
 
-og_value *og_ctx_python(const og_op *op, const char *fingerprint) {
-  og_value *lines = og_lines(), *items;
+/* `types={...},`: each type variable's choices. */
+static void og_py_types(og_value *lines, const og_op *op, og_buf *b) {
+  og_buf_clear(b);
+  og_buf_puts(b, "    types={");
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_buf_printf(b, "%s\"%s\": (", t ? ", " : "", op->types[t].name);
+    for (size_t c = 0; c < op->types[t].nchoices; ++c)
+      og_buf_printf(b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
+    og_buf_puts(b, op->types[t].nchoices == 1 ? ",)" : ")");
+  }
+  og_buf_puts(b, "},");
+  og_line(lines, "%s", og_buf_str(b));
+}
+
+static void og_py_attrs(og_value *lines, const og_op *op, og_buf *b) {
+  og_value *items = og_value_list();
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    og_buf_clear(b);
+    og_buf_printf(b, "_Attr(\"%s\", \"%s\")", op->attrs[i].name, og_attr_types[op->attrs[i].type].name);
+    og_list_push(items, og_value_str(og_buf_str(b)));
+  }
+  og_py_list(lines, 4, "attrs=(", items, "),", true);
+  og_value_free(items);
+}
+
+/* `aliases={input: output, ...},`. */
+static void og_py_aliases(og_value *lines, const og_op *op, og_buf *b) {
+  og_buf_clear(b);
+  og_buf_puts(b, "    aliases={");
+  bool first = true;
+  for (size_t i = 0; i < op->noutputs; ++i)
+    if (op->outputs[i].alias_of >= 0) {
+      og_buf_printf(b, "%s%d: %zu", first ? "" : ", ", op->outputs[i].alias_of, i);
+      first = false;
+    }
+  og_buf_puts(b, "},");
+  og_line(lines, "%s", og_buf_str(b));
+}
+
+/* `reduce=` (how the outputs of shards combine) and `independent=` (the dims a sharding
+ * rule may keep split), where the spec has them (opspec/_sharding.py). */
+static void og_py_sharding(og_value *lines, const og_op *op, og_buf *b) {
+  if (op->nreduce) {
+    og_buf_clear(b);
+    og_buf_puts(b, "    reduce={");
+    for (size_t r = 0; r < op->nreduce; ++r)
+      og_buf_printf(b, "%s\"%s\": \"%s\"", r ? ", " : "", op->reduce[r].symbol, og_reduce_names[op->reduce[r].how]);
+    og_buf_puts(b, "},");
+    og_line(lines, "%s", og_buf_str(b));
+  }
+  if (op->nindependent) {
+    og_buf_clear(b);
+    og_buf_puts(b, "    independent=(");
+    for (size_t k = 0; k < op->nindependent; ++k)
+      og_buf_printf(b, "%s\"%s\"", k ? ", " : "", op->independent[k].symbol);
+    og_buf_puts(b, op->nindependent == 1 ? ",)," : "),");
+    og_line(lines, "%s", og_buf_str(b));
+  }
+}
+
+/* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
+static void og_py_costs(og_value *lines, const og_op *op, og_buf *b) {
+  const og_expr *costs[] = {op->bytes, op->flops};
+  static const char *const cost_keys[] = {"bytes", "flops"};
+  for (size_t c = 0; c < 2; ++c) {
+    if (!costs[c]) continue;
+    og_buf_clear(b);
+    og_buf_printf(b, "    %s=lambda s: ", cost_keys[c]);
+    og_expr_render_py(costs[c], b, og_spell_py, NULL);
+    og_buf_puts(b, ",");
+    og_line(lines, "%s", og_buf_str(b));
+  }
+}
+
+/* The op's record: `_op_<name> = _Op(...)`. */
+static void og_py_record(og_value *lines, const og_op *op, const char *fingerprint) {
   og_line(lines, "_op_%s = _Op(", op->name);
   og_line(lines, "    name=\"%s\",", op->name);
-  items = og_py_arrays(op->inputs, op->ninputs);
+  og_value *items = og_py_arrays(op->inputs, op->ninputs);
   og_py_list(lines, 4, "inputs=(", items, "),", true);
   og_value_free(items);
   items = og_py_arrays(op->outputs, op->noutputs);
   og_py_list(lines, 4, "outputs=(", items, "),", true);
   og_value_free(items);
   og_buf b = {0};
-  og_buf_puts(&b, "    types={");
-  for (size_t t = 0; t < op->ntypes; ++t) {
-    og_buf_printf(&b, "%s\"%s\": (", t ? ", " : "", op->types[t].name);
-    for (size_t c = 0; c < op->types[t].nchoices; ++c)
-      og_buf_printf(&b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
-    og_buf_puts(&b, op->types[t].nchoices == 1 ? ",)" : ")");
-  }
-  og_buf_puts(&b, "},");
-  og_line(lines, "%s", og_buf_str(&b));
-  items = og_value_list();
-  for (size_t i = 0; i < op->nattrs; ++i) {
-    og_buf_clear(&b);
-    og_buf_printf(&b, "_Attr(\"%s\", \"%s\")", op->attrs[i].name, og_attr_types[op->attrs[i].type].name);
-    og_list_push(items, og_value_str(og_buf_str(&b)));
-  }
-  og_py_list(lines, 4, "attrs=(", items, "),", true);
-  og_value_free(items);
+  og_py_types(lines, op, &b);
+  og_py_attrs(lines, op, &b);
   if (op->vmap == OG_VMAP_NONE)
     og_line(lines, "    vmap_method=None,");
   else
     og_line(lines, "    vmap_method=\"%s\",", og_vmap_names[op->vmap]);
-  og_buf_clear(&b);
-  og_buf_puts(&b, "    aliases={");
-  bool first = true;
-  for (size_t i = 0; i < op->noutputs; ++i)
-    if (op->outputs[i].alias_of >= 0) {
-      og_buf_printf(&b, "%s%d: %zu", first ? "" : ", ", op->outputs[i].alias_of, i);
-      first = false;
-    }
-  og_buf_puts(&b, "},");
-  og_line(lines, "%s", og_buf_str(&b));
+  og_py_aliases(lines, op, &b);
   og_py_derivatives(lines, op, &b);
-  if (op->nreduce) { /* how the outputs of shards combine (opspec/_sharding.py) */
-    og_buf_clear(&b);
-    og_buf_puts(&b, "    reduce={");
-    for (size_t r = 0; r < op->nreduce; ++r)
-      og_buf_printf(&b, "%s\"%s\": \"%s\"", r ? ", " : "", op->reduce[r].symbol, og_reduce_names[op->reduce[r].how]);
-    og_buf_puts(&b, "},");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
-  if (op->nindependent) { /* the dims a sharding rule may keep split (opspec/_sharding.py) */
-    og_buf_clear(&b);
-    og_buf_puts(&b, "    independent=(");
-    for (size_t k = 0; k < op->nindependent; ++k)
-      og_buf_printf(&b, "%s\"%s\"", k ? ", " : "", op->independent[k].symbol);
-    og_buf_puts(&b, op->nindependent == 1 ? ",)," : "),");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
-  /* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
-  const og_expr *costs[] = {op->bytes, op->flops};
-  static const char *const cost_keys[] = {"bytes", "flops"};
-  for (size_t c = 0; c < 2; ++c) {
-    if (!costs[c]) continue;
-    og_buf_clear(&b);
-    og_buf_printf(&b, "    %s=lambda s: ", cost_keys[c]);
-    og_expr_render_py(costs[c], &b, og_spell_py, NULL);
-    og_buf_puts(&b, ",");
-    og_line(lines, "%s", og_buf_str(&b));
-  }
+  og_py_sharding(lines, op, &b);
+  og_py_costs(lines, op, &b);
+  og_buf_free(&b);
   /* The generated code's, which exports record (opspec/_primitive.py). */
   og_line(lines, "    fingerprint=\"%s\",", fingerprint);
   og_line(lines, ")");
-  og_line(lines, "%s", "");
-  og_line(lines, "%s", "");
+}
 
-  og_buf_clear(&b);
-  og_buf_printf(&b, "def %s(", op->name);
-  items = og_py_params(op, false);
-  og_py_list(lines, 0, og_buf_str(&b), items, "):", false);
-  og_value_free(items);
-  og_value *doc = og_py_doc(op);
-  og_py_docstring(lines, doc);
-  og_value_free(doc);
+/* The function's `return _call(...)`, on one line where it fits. */
+static void og_py_call(og_value *lines, const og_op *op) {
   og_buf call = {0}, tuple = {0}, attrs = {0};
   og_buf_putc(&tuple, '(');
   for (size_t i = 0; i < op->ninputs; ++i) og_buf_printf(&tuple, "%s%s", i ? ", " : "", op->inputs[i].name);
@@ -354,7 +373,28 @@ og_value *og_ctx_python(const og_op *op, const char *fingerprint) {
   og_buf_free(&call);
   og_buf_free(&tuple);
   og_buf_free(&attrs);
-  og_buf_free(&b);
+}
+
+/* The op's function: its parameters, docstring and call. */
+static void og_py_function(og_value *lines, const og_op *op) {
+  og_buf head = {0};
+  og_buf_printf(&head, "def %s(", op->name);
+  og_value *items = og_py_params(op, false);
+  og_py_list(lines, 0, og_buf_str(&head), items, "):", false);
+  og_value_free(items);
+  og_buf_free(&head);
+  og_value *doc = og_py_doc(op);
+  og_py_docstring(lines, doc);
+  og_value_free(doc);
+  og_py_call(lines, op);
+}
+
+og_value *og_ctx_python(const og_op *op, const char *fingerprint) {
+  og_value *lines = og_lines();
+  og_py_record(lines, op, fingerprint);
+  og_line(lines, "%s", "");
+  og_line(lines, "%s", "");
+  og_py_function(lines, op);
   return lines;
 }
 
