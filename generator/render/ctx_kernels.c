@@ -378,59 +378,91 @@ static char *og_extents_init(const og_launch *l) {
   return og_buf_take(&b);
 }
 
-/* The configuration of kernel `k` (named `name`) into opspec_config[k]; `portable` for
- * the portable kernel, whose grid-stride loops allow a capped grid. */
-static void og_cuda_config(og_value *lines, size_t k, const char *name, bool portable, const og_launch *launch,
-                           const og_launch *threads, const og_launch *grid, const og_launch *block,
-                           const og_expr *shared) {
-  og_value *shm = shared ? og_c_expr(shared) : og_value_str("0");
+/* The configuration of kernel `k` (named `name`) into opspec_config[k], as a record
+ * {index, name, ndims, explicit, portable, extents, threads, grid, block, shared}: the
+ * template declares the arrays and calls opspec_launch_explicit, _portable or _auto.
+ * `portable` for the portable kernel, whose grid-stride loops allow a capped grid. */
+static og_value *og_cuda_config(size_t k, const char *name, bool portable, const og_launch *launch,
+                                const og_launch *threads, const og_launch *grid, const og_launch *block,
+                                const og_expr *shared) {
+  og_value *c = og_value_map();
+  og_map_set_int(c, "index", (int64_t)k);
+  og_map_set_str(c, "name", name);
+  og_map_set_bool(c, "explicit", launch->n == 0);
+  og_map_set_bool(c, "portable", portable);
+  og_map_set(c, "shared", shared ? og_c_expr(shared) : og_value_str("0"));
   if (launch->n) {
-    char *ext = og_extents_init(launch);
-    og_line(lines, "  const int64_t opspec_extents_%s[3] = %s;", name, ext);
-    free(ext);
-    if (threads->n) {
-      char *thr = og_extents_init(threads);
-      og_line(lines, "  const int64_t opspec_threads_%s[3] = %s;", name, thr);
-      free(thr);
-    }
-    if (portable)
-      og_line(lines, "  opspec_launch_portable(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s);", k, name,
-              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "");
-    else
-      og_line(lines, "  opspec_launch_auto(&opspec_config[%zu], \"%s\", %zu, opspec_extents_%s, %s%s, %s);", k, name,
-              launch->n, name, threads->n ? "opspec_threads_" : "NULL", threads->n ? name : "", og_value_as_str(shm));
+    og_map_set_int(c, "ndims", (int64_t)launch->n);
+    og_map_set(c, "extents", og_value_str_take(og_extents_init(launch)));
+    og_map_set(c, "threads", og_value_str_take(threads->n ? og_extents_init(threads) : og_xstrdup("")));
   } else {
-    char *g = og_extents_init(grid), *b = og_extents_init(block);
-    og_line(lines, "  const int64_t opspec_grid_%s[3] = %s;", name, g);
-    og_line(lines, "  const int64_t opspec_block_%s[3] = %s;", name, b);
-    og_line(lines, "  opspec_launch_explicit(&opspec_config[%zu], \"%s\", %zu, opspec_grid_%s, opspec_block_%s, %s);",
-            k, name, grid->n, name, name, og_value_as_str(shm));
-    free(g);
-    free(b);
+    og_map_set_int(c, "ndims", (int64_t)grid->n);
+    og_map_set(c, "grid", og_value_str_take(og_extents_init(grid)));
+    og_map_set(c, "block", og_value_str_take(og_extents_init(block)));
   }
-  og_value_free(shm);
+  return c;
 }
 
-/* The launcher: every kernel's configuration, checked, then the variant's kernels in
- * order on XLA's stream. */
-static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
-  og_value *lines = og_lines(), *locals = og_lines();
-  og_idents used = {0};
-  og_use_launch(&used, &op->launch);
-  og_use_launch(&used, &op->threads);
+/* The names the launch expressions of the op read. */
+static void og_launch_uses(const og_op *op, og_idents *used) {
+  og_use_launch(used, &op->launch);
+  og_use_launch(used, &op->threads);
   for (size_t k = 0; k < op->ncuda; ++k) {
     const og_cuda_kernel *kern = &op->cuda[k];
-    og_use_launch(&used, &kern->launch);
-    og_use_launch(&used, &kern->threads);
-    og_use_launch(&used, &kern->grid);
-    og_use_launch(&used, &kern->block);
-    og_use_expr(&used, kern->shared_mem);
+    og_use_launch(used, &kern->launch);
+    og_use_launch(used, &kern->threads);
+    og_use_launch(used, &kern->grid);
+    og_use_launch(used, &kern->block);
+    og_use_expr(used, kern->shared_mem);
   }
-  og_declare(op, &used, "opspec_args->", false, 2, locals);
+}
+
+/* One type variant's case of the launcher's switch: {index, label, launches}, each
+ * launch {function, config, last} (a kernel in order; all but the last return only on
+ * an error). */
+static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  og_buf targs = {0}, label = {0};
+  og_variant_picks(op, v, pick);
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    const char *dtype = op->types[t].choices[pick[t]];
+    og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
+    og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+  }
+  if (op->ntypes) {
+    og_buf_putc(&targs, '>');
+    og_buf_puts(&label, " */");
+  }
+  og_value *variant = og_value_map(), *launches = og_value_list();
+  og_map_set_int(variant, "index", (int64_t)v);
+  og_map_set(variant, "label", og_value_str_take(og_buf_take(&label)));
+  for (size_t k = 0; k < nconfig; ++k) {
+    og_buf fn = {0};
+    og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
+    og_value *launch = og_value_map();
+    og_map_set(launch, "function", og_value_str_take(og_buf_take(&fn)));
+    og_map_set_int(launch, "config", (int64_t)k);
+    og_map_set_bool(launch, "last", k + 1 == nconfig);
+    og_list_push(launches, launch);
+  }
+  og_map_set(variant, "launches", launches);
+  og_buf_free(&targs);
+  return variant;
+}
+
+/* The launcher (opspec_<op>_cuda_launch) as a record: its head (wrapped by
+ * og_signature), locals, configurations, outputs, and the variants' launches. It checks
+ * every kernel's configuration, then runs the variant's kernels in order on XLA's
+ * stream. */
+static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
+  og_value *launcher = og_value_map(), *head = og_lines();
+  og_idents used = {0};
+  og_launch_uses(op, &used);
+  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false));
   og_idents_free(&used);
 
-  og_buf head = {0};
-  og_buf_printf(&head, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
+  og_buf name = {0};
+  og_buf_printf(&name, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
   bool batched = plan->cuda_batch_grid;
   /* Without a batched grid the handler calls once per element, with no batch: C++ lets
    * the parameter go unnamed. */
@@ -440,80 +472,39 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
                                 "void *opspec_stream_handle",
                                 "const size_t *opspec_output_bytes",
                                 "const char **opspec_failed_kernel"};
-  og_signature(lines, og_buf_str(&head), params, 6);
-  og_buf_free(&head);
-  og_line(lines, "  const opspec_%s_args *opspec_args = (const opspec_%s_args *)opspec_argp;", op->name, op->name);
-  og_line(lines, "  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;");
-  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
-  og_value_free(locals);
+  og_signature(head, og_buf_str(&name), params, 6);
+  og_buf_free(&name);
+  og_map_set(launcher, "head", head);
+
   size_t nconfig = op->ncuda ? op->ncuda : 1;
-  og_line(lines, "  opspec_launch opspec_config[%zu];", nconfig);
-  if (op->ncuda)
-    for (size_t k = 0; k < op->ncuda; ++k) {
-      const og_cuda_kernel *kern = &op->cuda[k];
-      og_cuda_config(lines, k, kern->name, false, &kern->launch, &kern->threads, &kern->grid, &kern->block,
-                     kern->shared_mem);
-    }
-  else
-    og_cuda_config(lines, 0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL);
-  if (batched) {
-    og_line(lines, "  /* A natively batched call's elements run along z%s. */",
-            op->launch.n < 3 ? "" : " (a 3-D launch: in each thread's loop)");
-    og_line(lines, "  const opspec_batch_grid<%zu> opspec_batch = opspec_batch_grid_of<%zu>(opspec_call_batch, %zu);",
-            op->ninputs + op->noutputs, op->ninputs + op->noutputs, op->ninputs);
-    if (op->launch.n < 3) og_line(lines, "  opspec_launch_batch(&opspec_config[0], opspec_batch.count);");
+  og_map_set_int(launcher, "nconfig", (int64_t)nconfig);
+  og_value *configs = og_value_list();
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    og_list_push(configs, og_cuda_config(k, kern->name, false, &kern->launch, &kern->threads, &kern->grid, &kern->block,
+                                         kern->shared_mem));
   }
-  og_line(lines, "  int opspec_code = opspec_launch_prepare(opspec_config, %zu, opspec_failed_kernel);", nconfig);
-  og_line(lines, "  if (opspec_code) return opspec_code;");
-  og_line(lines, "  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */");
-  og_line(lines, "  if (opspec_launch_any_empty(opspec_config, %zu)) {", nconfig);
-  for (size_t i = 0; i < op->noutputs; ++i)
-    og_line(lines,
-            "    if ((opspec_code = opspec_cuda_zero(opspec_args->%s.data, opspec_output_bytes[%zu], opspec_stream))) "
-            "return opspec_code;",
-            op->outputs[i].name, i);
-  og_line(lines, "  }");
-  og_line(lines, "  switch (opspec_variant) {");
-  size_t nvariants = plan->nvariants;
-  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
-  for (size_t v = 0; v < nvariants; ++v) {
-    og_buf targs = {0}, label = {0};
-    og_variant_picks(op, v, pick);
-    for (size_t t = 0; t < op->ntypes; ++t) {
-      const char *dtype = op->types[t].choices[pick[t]];
-      og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
-      og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
-    }
-    if (op->ntypes) {
-      og_buf_putc(&targs, '>');
-      og_buf_puts(&label, " */");
-    }
-    og_line(lines, "    case %zu:%s", v, og_buf_str(&label));
-    for (size_t k = 0; k < nconfig; ++k) {
-      og_buf fn = {0};
-      og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
-      const char *values = batched ? "*opspec_args, opspec_batch" : "*opspec_args";
-      if (k + 1 < nconfig)
-        og_line(lines,
-                "      if ((opspec_code = opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, "
-                "opspec_failed_kernel, %s)))",
-                og_buf_str(&fn), k, values);
-      else
-        og_line(lines,
-                "      return opspec_launch_kernel(%s, opspec_config[%zu], opspec_stream, opspec_failed_kernel, %s);",
-                og_buf_str(&fn), k, values);
-      if (k + 1 < nconfig) og_line(lines, "        return opspec_code;");
-      og_buf_free(&fn);
-    }
-    og_buf_free(&targs);
-    og_buf_free(&label);
+  if (!op->ncuda) og_list_push(configs, og_cuda_config(0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL));
+  og_map_set(launcher, "configs", configs);
+
+  /* A natively batched call's elements run along z: on the grid for 1 or 2 launch dims,
+   * in each thread's loop for 3. */
+  og_map_set_bool(launcher, "batch_on_grid", op->launch.n < 3);
+  og_map_set_int(launcher, "narrays", (int64_t)(op->ninputs + op->noutputs));
+  og_map_set_int(launcher, "ninputs", (int64_t)op->ninputs);
+  og_map_set_str(launcher, "values", batched ? "*opspec_args, opspec_batch" : "*opspec_args");
+  og_value *outputs = og_value_list();
+  for (size_t i = 0; i < op->noutputs; ++i) {
+    og_value *out = og_value_map();
+    og_map_set_int(out, "index", (int64_t)i);
+    og_map_set_str(out, "name", op->outputs[i].name);
+    og_list_push(outputs, out);
   }
-  og_line(lines, "    default:");
-  og_line(lines, "      *opspec_failed_kernel = \"(dispatch)\";");
-  og_line(lines, "      return (int)cudaErrorInvalidValue;");
-  og_line(lines, "  }");
-  og_line(lines, "}");
-  return lines;
+  og_map_set(launcher, "outputs", outputs);
+  og_value *variants = og_value_list();
+  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig));
+  og_map_set(launcher, "variants", variants);
+  return launcher;
 }
 
 /* OPSPEC_DYNAMIC_SHARED(NAME, TYPE) for each name the kernels declare `extern __shared__`,
@@ -570,7 +561,7 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_buf_free(&fn);
   og_buf_free(&comment);
   og_map_set(v, "cuda_kernels", kernels);
-  og_map_set(v, "cuda_launch", has ? og_cuda_launcher(op, plan) : og_lines());
+  if (has) og_map_set(v, "launcher", og_cuda_launcher(op, plan));
 }
 
 void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {
