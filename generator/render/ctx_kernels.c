@@ -98,21 +98,6 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
   return locals;
 }
 
-/* Declares, after `lines`' current end, og_locals' names, `indent` columns in (the CUDA
- * kernels and launcher, whose text is still written here). Returns how many. */
-static size_t og_declare(const og_op *op, og_idents *used, const char *args, bool batched, int indent,
-                         og_value *lines) {
-  og_value *locals = og_locals(op, used, args, batched);
-  size_t n = og_list_len(locals);
-  for (size_t i = 0; i < n; ++i) {
-    const og_value *l = og_list_at(locals, i);
-    og_line(lines, "%*s%s%s = %s;", indent, "", og_value_as_str(og_map_get(l, "type")),
-            og_value_as_str(og_map_get(l, "name")), og_value_as_str(og_map_get(l, "value")));
-  }
-  og_value_free(locals);
-  return n;
-}
-
 /* ---- the body ---------------------------------------------------------------------- */
 
 /* A body as the spec holds it, after a #line that points into the spec: every line
@@ -272,97 +257,85 @@ static void og_signature(og_value *lines, const char *head, const char *const *p
   og_buf_free(&b);
 }
 
-/* "template <typename T, typename U>" before a kernel of an op with type variables. */
-static void og_cuda_template(const og_op *op, og_value *lines) {
-  if (!op->ntypes) return;
-  og_buf b = {0};
-  og_buf_puts(&b, "template <");
-  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(&b, "%stypename %s", t ? ", " : "", op->types[t].name);
-  og_buf_putc(&b, '>');
-  og_line(lines, "%s", og_buf_str(&b));
-  og_buf_free(&b);
-}
-
-/* The portable kernel's loops over its launch indices, `indent` columns in, opened:
- * returns how many it opened. The last extent runs along x: one thread per index, and
- * those past it return (past it in one batch element, past it in all). The others run
- * along z and y, where a grid has at most 65535 blocks (opspec_launch_portable stops
- * there): each thread loops over every index its position covers. A body has no
- * top-level return, break or continue (spec.md), so it can be a loop body. */
-static size_t og_cuda_index_loops(const og_launch *launch, int indent, og_value *lines) {
-  size_t last = launch->n - 1, loops = 0;
-  og_value *e = og_c_expr(launch->extents[last]);
-  og_line(lines, "%*sconst int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;", indent, "",
-          og_index_names[last]);
-  og_line(lines, "%*sif (%s >= %s) return;", indent, "", og_index_names[last], og_value_as_str(e));
-  og_value_free(e);
-  if (launch->n > 1)
-    og_line(lines, "%*s/* Along %s a grid has at most 65535 blocks: a thread covers every gridDim-th index. */", indent,
-            "", launch->n == 2 ? "y" : "z and y");
-  for (size_t d = 0; d < last; ++d, ++loops) {
-    char axis = "xyz"[launch->n - 1 - d];
-    e = og_c_expr(launch->extents[d]);
-    og_line(lines,
-            "%*sfor (int64_t %s = (int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c; %s < %s; %s += "
-            "(int64_t)gridDim.%c * blockDim.%c)%s",
-            indent + (int)(2 * d), "", og_index_names[d], axis, axis, axis, og_index_names[d], og_value_as_str(e),
-            og_index_names[d], axis, axis, d + 1 == last ? " {" : "");
-    og_value_free(e);
+/* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
+ * last launch extent, which runs along x: one thread per index, and those past it return
+ * (past it in one batch element, past it in all); `loops` {indent, index, axis, extent,
+ * innermost} for the others, which run along z and y, where a grid has at most 65535
+ * blocks (opspec_launch_portable stops there): each thread loops over every index its
+ * position covers. A body has no top-level return, break or continue (spec.md), so it
+ * can be a loop body. */
+static void og_cuda_indices(const og_launch *launch, const char *const *indents, size_t first, og_value *kernel) {
+  size_t last = launch->n - 1;
+  og_value *index = og_value_map(), *loops = og_value_list();
+  og_map_set_str(index, "name", og_index_names[last]);
+  og_map_set(index, "extent", og_c_expr(launch->extents[last]));
+  og_map_set(kernel, "index", index);
+  og_map_set_str(kernel, "strided", launch->n == 1 ? "" : launch->n == 2 ? "y" : "z and y");
+  for (size_t d = 0; d < last; ++d) {
+    og_value *loop = og_value_map();
+    char axis[2] = {"xyz"[launch->n - 1 - d], '\0'};
+    og_map_set_str(loop, "indent", indents[first + d]);
+    og_map_set_str(loop, "index", og_index_names[d]);
+    og_map_set_str(loop, "axis", axis);
+    og_map_set(loop, "extent", og_c_expr(launch->extents[d]));
+    og_map_set_bool(loop, "innermost", d + 1 == last);
+    og_list_push(loops, loop);
   }
-  return loops;
+  og_map_set(kernel, "loops", loops);
+  og_map_set_str(kernel, "close_indent", last ? indents[first + last - 1] : "");
 }
 
-/* A __global__ kernel. With `launch` it is the portable kernel, one thread per launch
- * index (the last launch dim along x, so neighbouring threads touch neighbouring
- * elements of a row-major array), over every element of a natively batched call along
- * z where og_cuda_batch_grid; without, a raw `cuda:` kernel. */
+/* One `__global__` kernel as a record: its template parameters, head (wrapped by
+ * og_signature), locals, the prologue, the index loops (with `launch`, the portable
+ * kernel: its launch indices, and the elements of a natively batched call where
+ * plan->cuda_batch_grid), and the body: the shared body include, or the spec's lines. */
 static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
                                 const og_launch *launch) {
-  og_value *lines = og_lines(), *locals = og_lines();
+  static const char *const indents[] = {"  ", "    ", "      ", "        "};
+  og_value *kernel = og_value_map(), *head = og_lines(), *prologue = og_lines(), *text = og_lines();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
-  bool prologue = launch && op->prologue.present, batched = launch && plan->cuda_batch_grid;
-  int indent = batched ? 4 : 2;
-  if (prologue) og_idents_scan(&used, op->prologue.text);
+  bool batched = launch && plan->cuda_batch_grid;
+  size_t first = batched ? 1 : 0; /* inside the batch loop */
+  if (launch && op->prologue.present) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
-  og_declare(op, &used, "opspec_args.", batched, indent, locals);
+  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched));
   og_idents_free(&used);
-  og_cuda_template(op, lines);
-  og_buf head = {0}, args = {0}, grid = {0};
-  og_buf_printf(&head, "static __global__ void %s(", fn);
+  /* "template <typename T, typename U>" before a kernel of an op with type variables. */
+  og_value *typevars = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_value *tv = og_value_map();
+    og_map_set_str(tv, "sep", t ? ", " : "");
+    og_map_set_str(tv, "name", op->types[t].name);
+    og_list_push(typevars, tv);
+  }
+  og_map_set(kernel, "typevars", typevars);
+  og_buf name = {0}, args = {0}, grid = {0};
+  og_buf_printf(&name, "static __global__ void %s(", fn);
   og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
   og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
   const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
-  og_signature(lines, og_buf_str(&head), params, batched ? 2 : 1);
-  og_buf_free(&head);
+  og_signature(head, og_buf_str(&name), params, batched ? 2 : 1);
+  og_buf_free(&name);
   og_buf_free(&args);
   og_buf_free(&grid);
-  if (batched && launch->n < 3) {
-    og_line(lines, "  /* Along z, the elements of a natively batched call (one when it is not); a grid has");
-    og_line(lines, "   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */");
-    og_line(lines, "  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {");
-  } else if (batched) {
-    og_line(lines, "  /* The launch takes z itself: each thread runs its indices in every element of a");
-    og_line(lines, "   * natively batched call (one when it is not). */");
-    og_line(lines, "  for (int64_t opspec_b = 0; opspec_b < opspec_batch.count; ++opspec_b) {");
-  }
-  for (size_t i = 0; i < og_list_len(locals); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(locals, i)));
-  og_value_free(locals);
-  if (prologue) {
-    og_line(lines, "%*s/* The prologue: once per thread%s, before its indices. */", indent, "",
-            batched ? " and element" : "");
-    og_body_lines(op, &op->prologue, lines, true);
-  }
-  size_t loops = launch ? og_cuda_index_loops(launch, indent, lines) : 0;
-  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
-  if (launch && !op->cpu.present)
-    og_line(lines, "#include \"ops/%s_body.inc\"", op->name);
+  og_map_set(kernel, "head", head);
+  og_map_set_bool(kernel, "batched", batched);
+  og_map_set_bool(kernel, "batch_on_grid", batched && launch->n < 3);
+  og_map_set_str(kernel, "indent", indents[first]);
+  if (launch && op->prologue.present) og_body_lines(op, &op->prologue, prologue, true);
+  og_map_set(kernel, "prologue", prologue);
+  og_map_set_bool(kernel, "portable", launch != NULL);
+  if (launch)
+    og_cuda_indices(launch, indents, first, kernel);
   else
-    og_body_lines(op, body, lines, true);
-  if (loops) og_line(lines, "%*s}", indent + (int)(2 * (loops - 1)), "");
-  if (batched) og_line(lines, "  }");
-  og_line(lines, "}");
-  return lines;
+    og_map_set(kernel, "loops", og_value_list());
+  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
+  bool include = launch && !op->cpu.present;
+  og_map_set_bool(kernel, "include_body", include);
+  if (!include) og_body_lines(op, body, text, true);
+  og_map_set(kernel, "body", text);
+  return kernel;
 }
 
 /* "{a, b}" of a launch's extents in plain C. */
@@ -547,7 +520,7 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_buf_printf(&comment, "Kernel '%s' of %s.", op->cuda[k].name, op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
-    og_map_set(kv, "lines", og_cuda_global(op, plan, og_buf_str(&fn), &op->cuda[k].body, NULL));
+    og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->cuda[k].body, NULL));
     og_list_push(kernels, kv);
   }
   if (!op->ncuda && op->kernel.present) {
@@ -555,7 +528,7 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
-    og_map_set(kv, "lines", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));
+    og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));
     og_list_push(kernels, kv);
   }
   og_buf_free(&fn);
