@@ -38,6 +38,42 @@ static void og_table(og_value *lines, og_value *rows, const char *indent) {
   }
 }
 
+/* A table of the call's description as a record {type, field, comment, rows}: each row
+ * {cells}, each cell {text, sep}, `sep` the comma and the padding that aligns the next
+ * column (empty after the last cell). Takes `rows` (lists of cells) over. */
+static og_value *og_table_record(const char *type, const char *field, const char *comment, og_value *rows) {
+  size_t width[8] = {0};
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    for (size_t c = 0; c + 1 < og_list_len(row) && c < 8; ++c) {
+      size_t len = strlen(og_value_as_str(og_list_at(row, c)));
+      if (len > width[c]) width[c] = len;
+    }
+  }
+  og_value *table = og_value_map(), *records = og_value_list();
+  og_map_set_str(table, "type", type);
+  og_map_set_str(table, "field", field);
+  og_map_set_str(table, "comment", comment);
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    og_value *record = og_value_map(), *cells = og_value_list();
+    for (size_t c = 0; c < og_list_len(row); ++c) {
+      const char *text = og_value_as_str(og_list_at(row, c));
+      og_value *cell = og_value_map();
+      og_buf sep = {0};
+      if (c + 1 < og_list_len(row)) og_buf_printf(&sep, ",%*s", (int)(width[c] - strlen(text) + 1), "");
+      og_map_set_str(cell, "text", text);
+      og_map_set(cell, "sep", og_value_str_take(og_buf_take(&sep)));
+      og_list_push(cells, cell);
+    }
+    og_map_set(record, "cells", cells);
+    og_list_push(records, record);
+  }
+  og_value_free(rows);
+  og_map_set(table, "rows", records);
+  return table;
+}
+
 static og_value *og_row(void) { return og_value_list(); }
 
 static void og_cell(og_value *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -380,10 +416,7 @@ static void og_ffi_types(const og_op *op, og_value *tables, og_value *desc_table
     og_list_push(rows, row);
     og_buf_free(&choices);
   }
-  og_line(tables, "static const opspec_typevar_desc opspec_%s_types[] = {", op->name);
-  og_table(tables, rows, "    ");
-  og_line(tables, "};");
-  og_value_free(rows);
+  og_list_push(tables, og_table_record("opspec_typevar_desc", "types", "", rows));
   og_list_push(desc_tables, og_desc_table("types", op->ntypes));
 }
 
@@ -397,10 +430,7 @@ static void og_ffi_symbols(const og_op *op, og_value *tables, og_value *desc_tab
     og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
     og_list_push(rows, row);
   }
-  og_line(tables, "static const opspec_symbol_desc opspec_%s_symbols[] = {", op->name);
-  og_table(tables, rows, "    ");
-  og_line(tables, "};");
-  og_value_free(rows);
+  og_list_push(tables, og_table_record("opspec_symbol_desc", "symbols", "", rows));
   og_list_push(desc_tables, og_desc_table("symbols", op->nsymbols));
 }
 
@@ -428,11 +458,7 @@ static void og_ffi_attrs(const og_op *op, og_value *tables, og_value *desc_table
     og_buf_free(&dt);
   }
   free(sorted);
-  og_line(tables, "/* Sorted by name, as XLA passes attributes. */");
-  og_line(tables, "static const opspec_attr_desc opspec_%s_attrs[] = {", op->name);
-  og_table(tables, rows, "    ");
-  og_line(tables, "};");
-  og_value_free(rows);
+  og_list_push(tables, og_table_record("opspec_attr_desc", "attrs", "Sorted by name, as XLA passes attributes.", rows));
   og_list_push(desc_tables, og_desc_table("attrs", op->nattrs));
 }
 
@@ -452,7 +478,7 @@ static og_value *og_ffi_aliases(const og_op *op) {
 }
 
 void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
-  og_value *tables = og_lines();
+  og_value *tables = og_value_list();
   size_t nextents = 0;
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
@@ -462,10 +488,7 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (!counts[l]) continue;
     og_value *rows = og_value_list();
     og_array_rows(op, lists[l], counts[l], rows, &nextents);
-    og_line(tables, "static const opspec_array_desc opspec_%s_%s[] = {", op->name, names[l]);
-    og_table(tables, rows, "    ");
-    og_line(tables, "};");
-    og_value_free(rows);
+    og_list_push(tables, og_table_record("opspec_array_desc", names[l], "", rows));
     og_list_push(desc_arrays, og_desc_table(names[l], counts[l]));
   }
   og_map_set(v, "aliases", og_ffi_aliases(op));
