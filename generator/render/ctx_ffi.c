@@ -12,9 +12,11 @@
 #include "render/c_text.h"
 #include "util/escape.h"
 
-/* Table rows, their first columns padded to a common width so that the tables read as
- * tables. Each row is its cells; the last cell is not padded. */
-static void og_table(og_value *lines, og_value *rows, const char *indent) {
+/* Table rows as records, their columns aligned so that the tables read as tables: each
+ * row {cells}, each cell {text, sep}, `sep` the comma and the padding to the column's
+ * width (empty after the last cell, which is not padded). Takes `rows` (lists of
+ * cells) over. */
+static og_value *og_rows_record(og_value *rows) {
   size_t width[8] = {0};
   for (size_t r = 0; r < og_list_len(rows); ++r) {
     const og_value *row = og_list_at(rows, r);
@@ -23,37 +25,7 @@ static void og_table(og_value *lines, og_value *rows, const char *indent) {
       if (len > width[c]) width[c] = len;
     }
   }
-  for (size_t r = 0; r < og_list_len(rows); ++r) {
-    const og_value *row = og_list_at(rows, r);
-    og_buf b = {0};
-    og_buf_printf(&b, "%s{", indent);
-    for (size_t c = 0; c < og_list_len(row); ++c) {
-      const char *cell = og_value_as_str(og_list_at(row, c));
-      bool last = c + 1 == og_list_len(row);
-      og_buf_printf(&b, "%s%s", cell, last ? "}," : ",");
-      if (!last) og_buf_printf(&b, "%*s", (int)(width[c] - strlen(cell) + 1), "");
-    }
-    og_line(lines, "%s", og_buf_str(&b));
-    og_buf_free(&b);
-  }
-}
-
-/* A table of the call's description as a record {type, field, comment, rows}: each row
- * {cells}, each cell {text, sep}, `sep` the comma and the padding that aligns the next
- * column (empty after the last cell). Takes `rows` (lists of cells) over. */
-static og_value *og_table_record(const char *type, const char *field, const char *comment, og_value *rows) {
-  size_t width[8] = {0};
-  for (size_t r = 0; r < og_list_len(rows); ++r) {
-    const og_value *row = og_list_at(rows, r);
-    for (size_t c = 0; c + 1 < og_list_len(row) && c < 8; ++c) {
-      size_t len = strlen(og_value_as_str(og_list_at(row, c)));
-      if (len > width[c]) width[c] = len;
-    }
-  }
-  og_value *table = og_value_map(), *records = og_value_list();
-  og_map_set_str(table, "type", type);
-  og_map_set_str(table, "field", field);
-  og_map_set_str(table, "comment", comment);
+  og_value *records = og_value_list();
   for (size_t r = 0; r < og_list_len(rows); ++r) {
     const og_value *row = og_list_at(rows, r);
     og_value *record = og_value_map(), *cells = og_value_list();
@@ -70,7 +42,16 @@ static og_value *og_table_record(const char *type, const char *field, const char
     og_list_push(records, record);
   }
   og_value_free(rows);
-  og_map_set(table, "rows", records);
+  return records;
+}
+
+/* A table of the call's description as a record {type, field, comment, rows}. */
+static og_value *og_table_record(const char *type, const char *field, const char *comment, og_value *rows) {
+  og_value *table = og_value_map();
+  og_map_set_str(table, "type", type);
+  og_map_set_str(table, "field", field);
+  og_map_set_str(table, "comment", comment);
+  og_map_set(table, "rows", og_rows_record(rows));
   return table;
 }
 
@@ -184,73 +165,81 @@ static void og_size_rows_launch(const og_op *op, og_value *rows, const char *wha
   }
 }
 
-/* The end of a size-checking function: the table, then the verdict. */
-static void og_size_check(og_value *lines, og_value *rows, const char *op) {
-  og_line(lines, "  const opspec_size_check sizes[] = {");
-  og_table(lines, rows, "      ");
-  og_line(lines, "  };");
-  og_line(lines, "  return opspec_check_sizes(cf, \"%s\", sizes, OPSPEC_COUNT(sizes));", op);
+/* A function of the handler as a record: {name, comment, computes (it takes `extents`
+ * and sets values: `assigns` {target, value}), konst ("const " where it only reads the
+ * args struct), reads (it reads the args struct at all), unused_extents, sizes (rows
+ * of opspec_size_check, og_rows_record's), checks {init, array} and scans {array,
+ * input, check} (the content checks)}. */
+static og_value *og_ffi_function(const char *name, const char *comment) {
+  og_value *fn = og_value_map();
+  og_map_set_str(fn, "name", name);
+  og_map_set_str(fn, "comment", comment);
+  og_map_set_bool(fn, "computes", false);
+  og_map_set_str(fn, "konst", "const ");
+  og_map_set_bool(fn, "reads", true);
+  og_map_set_bool(fn, "unused_extents", false);
+  og_map_set(fn, "assigns", og_value_list());
+  og_map_set(fn, "sizes", og_value_list());
+  og_map_set(fn, "checks", og_value_list());
+  og_map_set(fn, "scans", og_value_list());
+  return fn;
 }
 
-/* A function of the call that computes values (`body`, lines that set `extents[...]` or
- * scratch shapes) and then checks `rows`: `shapes` and `launch_sizes`. `konst` is
- * "const " where it only reads the args struct. */
-static void og_ffi_computing_function(const og_op *op, og_value *lines, const char *name, const char *comment,
-                                      const char *konst, const og_value *body, og_value *rows, bool sets_extents) {
-  og_line(lines, "%s", "");
-  og_line(lines, "/* %s */", comment);
-  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, %svoid *argp, int64_t *extents) {",
-          op->name, name, konst);
+static void og_assign(og_value *assigns, const char *target, og_value *value) {
+  og_value *a = og_value_map();
+  og_map_set_str(a, "target", target);
+  og_map_set(a, "value", value);
+  og_list_push(assigns, a);
+}
+
+/* A function of the call that computes values (`assigns`, of `extents[...]` or scratch
+ * shapes) and then checks `rows`: `shapes` and `launch_sizes`. */
+static og_value *og_ffi_computing_function(const char *name, const char *comment, const char *konst, og_value *assigns,
+                                           og_value *rows, bool sets_extents) {
+  og_value *fn = og_ffi_function(name, comment);
   /* A shape of constants alone reads no argument. */
-  bool reads = false;
-  for (size_t i = 0; i < og_list_len(body); ++i)
-    reads |= strstr(og_value_as_str(og_list_at(body, i)), "args->") != NULL;
-  if (reads || og_list_len(rows))
-    og_line(lines, "  %sopspec_%s_args *args = argp;", konst, op->name);
-  else
-    og_line(lines, "  (void)argp;");
-  if (!sets_extents) og_line(lines, "  (void)extents;");
-  for (size_t i = 0; i < og_list_len(body); ++i) og_line(lines, "%s", og_value_as_str(og_list_at(body, i)));
-  if (og_list_len(rows))
-    og_size_check(lines, rows, op->name);
-  else {
-    og_line(lines, "  (void)cf;");
-    og_line(lines, "  return NULL;");
+  bool reads = og_list_len(rows) > 0;
+  for (size_t i = 0; i < og_list_len(assigns); ++i) {
+    const og_value *a = og_list_at(assigns, i);
+    reads |= strstr(og_value_as_str(og_map_get(a, "target")), "args->") != NULL ||
+             strstr(og_value_as_str(og_map_get(a, "value")), "args->") != NULL;
   }
-  og_line(lines, "}");
+  og_map_set_bool(fn, "computes", true);
+  og_map_set_str(fn, "konst", konst);
+  og_map_set_bool(fn, "reads", reads);
+  og_map_set_bool(fn, "unused_extents", !sets_extents);
+  og_map_set(fn, "assigns", assigns);
+  og_map_set(fn, "sizes", og_rows_record(rows));
+  return fn;
 }
 
 /* `shapes`: the outputs' computed extents and the scratch shapes, checked together with
- * the content checks' bounds (which the same inputs determine). */
-static bool og_ffi_shapes(const og_op *op, og_value *lines) {
-  og_value *body = og_lines(), *rows = og_value_list();
-  og_buf what = {0};
+ * the content checks' bounds (which the same inputs determine); NULL when there is
+ * nothing to compute or check. */
+static og_value *og_ffi_shapes(const og_op *op) {
+  og_value *assigns = og_value_list(), *rows = og_value_list();
+  og_buf what = {0}, at = {0};
   size_t nextents = 0;
   for (size_t i = 0; i < op->noutputs; ++i)
     for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
       const og_dim *dim = &op->outputs[i].dims[d];
       if (!og_dim_is_extent(dim)) continue;
-      og_value *value = og_c_expr_checked(op, dim->expr);
-      og_line(body, "  extents[%zu] = %s;", nextents, og_value_as_str(value));
-      og_value_free(value);
+      og_buf_clear(&at);
+      og_buf_printf(&at, "extents[%zu]", nextents++);
+      og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));
       og_buf_clear(&what);
       og_buf_printf(&what, "output '%s' dim %zu", op->outputs[i].name, d);
-      char at[32];
-      snprintf(at, sizeof at, "extents[%zu]", nextents++);
-      og_size_row(rows, og_buf_str(&what), dim->expr, at, "0");
+      og_size_row(rows, og_buf_str(&what), dim->expr, og_buf_str(&at), "0");
     }
   for (size_t i = 0; i < op->nscratch; ++i)
     for (size_t d = 0; d < op->scratch[i].ndims; ++d) {
       const og_dim *dim = &op->scratch[i].dims[d];
-      og_value *value = og_c_expr_checked(op, dim->expr);
-      og_line(body, "  args->%s.shape[%zu] = %s;", op->scratch[i].name, d, og_value_as_str(value));
-      og_value_free(value);
+      og_buf_clear(&at);
+      og_buf_printf(&at, "args->%s.shape[%zu]", op->scratch[i].name, d);
+      og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));
       og_buf_clear(&what);
       og_buf_printf(&what, "scratch '%s' dim %zu", op->scratch[i].name, d);
-      og_buf at = {0};
-      og_buf_printf(&at, "args->%s.shape[%zu]", op->scratch[i].name, d);
       og_size_row(rows, og_buf_str(&what), dim->expr, og_buf_str(&at), "0");
-      og_buf_free(&at);
     }
   for (size_t i = 0; i < op->ninputs; ++i) {
     og_buf_clear(&what);
@@ -261,58 +250,39 @@ static bool og_ffi_shapes(const og_op *op, og_value *lines) {
     og_size_row_expr(op, rows, og_buf_str(&what), op->inputs[i].check.max, "-INT64_MAX");
   }
   og_buf_free(&what);
-  bool any = og_list_len(body) > 0 || og_list_len(rows) > 0;
-  if (any)
-    og_ffi_computing_function(op, lines, "shapes",
-                              "This call's output extents and scratch shapes, from the spec's expressions.", "", body,
-                              rows, nextents > 0);
-  og_value_free(body);
-  og_value_free(rows);
-  return any;
-}
-
-/* A function that only checks sizes: `launch` (the portable launch) or `cuda` (the
- * CUDA configuration). */
-static bool og_ffi_size_function(const og_op *op, og_value *lines, og_value *rows, const char *name,
-                                 const char *comment) {
-  bool any = og_list_len(rows) > 0;
-  if (any) {
-    og_line(lines, "%s", "");
-    og_line(lines, "/* %s */", comment);
-    og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, name);
-    og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
-    og_size_check(lines, rows, op->name);
-    og_line(lines, "}");
+  og_buf_free(&at);
+  if (!og_list_len(assigns) && !og_list_len(rows)) {
+    og_value_free(assigns);
+    og_value_free(rows);
+    return NULL;
   }
-  og_value_free(rows);
-  return any;
+  return og_ffi_computing_function("shapes",
+                                   "This call's output extents and scratch shapes, from the spec's expressions.", "",
+                                   assigns, rows, nextents > 0);
 }
 
 /* `launch`: the portable launch's extents, computed and checked, for the CPU handler
  * that runs the kernel's loop. */
-static bool og_ffi_launch_sizes(const og_op *op, og_value *lines) {
-  if (!op->launch.n) return false;
-  og_value *body = og_lines(), *rows = og_value_list();
+static og_value *og_ffi_launch_sizes(const og_op *op) {
+  if (!op->launch.n) return NULL;
+  og_value *assigns = og_value_list(), *rows = og_value_list();
   for (size_t d = 0; d < op->launch.n; ++d) {
-    og_value *value = og_c_expr_checked(op, op->launch.extents[d]);
-    og_line(body, "  extents[%zu] = %s;", d, og_value_as_str(value));
-    og_value_free(value);
-    og_buf label = {0};
     char at[32];
-    og_buf_printf(&label, op->launch.n > 1 ? "launch extent %zu" : "launch extent", d);
     snprintf(at, sizeof at, "extents[%zu]", d);
+    og_assign(assigns, at, og_c_expr_checked(op, op->launch.extents[d]));
+    og_buf label = {0};
+    og_buf_printf(&label, op->launch.n > 1 ? "launch extent %zu" : "launch extent", d);
     og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
     og_buf_free(&label);
   }
-  og_ffi_computing_function(op, lines, "launch_sizes",
-                            "The portable launch's extents (which may read any array's size), for the loop.", "const ",
-                            body, rows, true);
-  og_value_free(body);
-  og_value_free(rows);
-  return true;
+  return og_ffi_computing_function("launch_sizes",
+                                   "The portable launch's extents (which may read any array's size), for the loop.",
+                                   "const ", assigns, rows, true);
 }
 
-static bool og_ffi_cuda_sizes(const og_op *op, og_value *lines) {
+/* `cuda`: the CUDA launch configuration's sizes, checked; NULL when nothing needs a
+ * check at run time. */
+static og_value *og_ffi_cuda_sizes(const og_op *op) {
   og_value *rows = og_value_list();
   og_size_rows_launch(op, rows, "threads_per_block", &op->threads, "1");
   static const char *const parts[] = {"launch extent", "threads_per_block", "grid", "block"};
@@ -331,8 +301,14 @@ static bool og_ffi_cuda_sizes(const og_op *op, og_value *lines) {
     og_size_row_expr(op, rows, og_buf_str(&what), kern->shared_mem, "0");
   }
   og_buf_free(&what);
-  return og_ffi_size_function(op, lines, rows, "cuda_config",
-                              "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+  if (!og_list_len(rows)) {
+    og_value_free(rows);
+    return NULL;
+  }
+  og_value *fn =
+      og_ffi_function("cuda_config", "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+  og_map_set(fn, "sizes", og_rows_record(rows));
+  return fn;
 }
 
 /* The scans of the inputs' `check:`s, the first failure reported: those the handler
@@ -342,52 +318,49 @@ static bool og_checked_by(const og_array *a, bool in_kernel) {
   return a->check.present && a->check.in_kernel == in_kernel;
 }
 
-static bool og_ffi_check_fn(const og_op *op, og_value *lines, bool in_kernel) {
+/* One input's check as a designated initializer's fields ".has_min = true, ...". */
+static og_value *og_check_init(const og_op *op, const og_array *a) {
+  const og_expr *bounds[] = {a->check.min, a->check.max};
+  og_buf init = {0};
+  for (size_t b = 0; b < 2; ++b) {
+    const char *key = b ? "max" : "min";
+    if (!bounds[b]) continue;
+    og_value *value = og_c_expr_checked(op, bounds[b]), *text = og_spec_text(bounds[b]);
+    og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
+                  og_value_as_str(value), key, og_value_as_str(text));
+    og_value_free(value);
+    og_value_free(text);
+  }
+  if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
+  return og_value_str_take(og_buf_take(&init));
+}
+
+static og_value *og_ffi_check_fn(const og_op *op, bool in_kernel) {
   size_t nchecks = 0;
   for (size_t i = 0; i < op->ninputs; ++i) nchecks += og_checked_by(&op->inputs[i], in_kernel);
-  if (!nchecks) return false;
-  const char *fn = in_kernel ? "kernel_checked" : "contents";
-  og_line(lines, "%s", "");
-  if (in_kernel)
-    og_line(lines,
-            "/* The inputs the kernel checks itself (in_kernel), scanned once it has called opspec_reject(). */");
-  else
-    og_line(lines, "/* The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned there). */");
-  og_line(lines, "static XLA_FFI_Error *opspec_%s_%s(XLA_FFI_CallFrame *cf, const void *argp) {", op->name, fn);
-  og_line(lines, "  const opspec_%s_args *args = argp;", op->name);
-  og_line(lines, "  const opspec_value_check checks[] = {");
+  if (!nchecks) return NULL;
+  og_value *fn = in_kernel ? og_ffi_function("kernel_checked",
+                                             "The inputs the kernel checks itself (in_kernel), scanned once it has "
+                                             "called opspec_reject().")
+                           : og_ffi_function("contents",
+                                             "The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned "
+                                             "there).");
+  og_value *checks = og_value_list(), *scans = og_value_list();
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
     if (!og_checked_by(a, in_kernel)) continue;
-    const og_expr *bounds[] = {a->check.min, a->check.max};
-    og_buf init = {0};
-    for (size_t b = 0; b < 2; ++b) {
-      const char *key = b ? "max" : "min";
-      if (!bounds[b]) continue;
-      og_value *value = og_c_expr_checked(op, bounds[b]), *text = og_spec_text(bounds[b]);
-      og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
-                    og_value_as_str(value), key, og_value_as_str(text));
-      og_value_free(value);
-      og_value_free(text);
-    }
-    if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
-    og_line(lines, "      {%s}, /* %s */", og_buf_str(&init), a->name);
-    og_buf_free(&init);
+    og_value *check = og_value_map(), *scan = og_value_map();
+    og_map_set(check, "init", og_check_init(op, a));
+    og_map_set_str(check, "array", a->name);
+    og_map_set_str(scan, "array", a->name);
+    og_map_set_int(scan, "input", (int64_t)i);
+    og_map_set_int(scan, "check", (int64_t)og_list_len(checks));
+    og_list_push(checks, check);
+    og_list_push(scans, scan);
   }
-  og_line(lines, "  };");
-  og_line(lines, "  XLA_FFI_Error *err = NULL;");
-  size_t k = 0;
-  for (size_t i = 0; i < op->ninputs; ++i) {
-    const og_array *a = &op->inputs[i];
-    if (!og_checked_by(a, in_kernel)) continue;
-    og_line(lines,
-            "  if (!err) err = opspec_check_values(cf, \"%s\", \"%s\", args->%s.data, opspec_arg_dtype(cf, %zu),",
-            op->name, a->name, a->name, i);
-    og_line(lines, "                                     args->%s.size, &checks[%zu]);", a->name, k++);
-  }
-  og_line(lines, "  return err;");
-  og_line(lines, "}");
-  return true;
+  og_map_set(fn, "checks", checks);
+  og_map_set(fn, "scans", scans);
+  return fn;
 }
 
 /* A table the descriptor points at: {field, count} (".nFIELD = count, .FIELD = ..."). */
@@ -499,26 +472,21 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "desc_arrays", desc_arrays);
   og_map_set(v, "desc_tables", desc_tables);
 
-  og_value *functions = og_lines();
   static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
-  static const char *const fn_names[] = {"shapes", "launch_sizes", "cuda_config", "contents", "kernel_checked"};
-  bool present[5];
-  present[0] = og_ffi_shapes(op, functions);
-  present[1] = og_ffi_launch_sizes(op, functions);
-  present[2] = og_ffi_cuda_sizes(op, functions);
-  present[3] = og_ffi_check_fn(op, functions, false);
-  present[4] = og_ffi_check_fn(op, functions, true);
-  og_value *desc_functions = og_value_list();
+  og_value *made[] = {og_ffi_shapes(op), og_ffi_launch_sizes(op), og_ffi_cuda_sizes(op), og_ffi_check_fn(op, false),
+                      og_ffi_check_fn(op, true)};
+  og_value *functions = og_value_list(), *desc_functions = og_value_list();
   for (size_t f = 0; f < 5; ++f) {
-    if (!present[f]) continue;
+    if (!made[f]) continue;
     og_value *fn = og_value_map();
     og_map_set_str(fn, "field", fields[f]);
-    og_map_set_str(fn, "function", fn_names[f]);
+    og_map_set_str(fn, "function", og_value_as_str(og_map_get(made[f], "name")));
     og_list_push(desc_functions, fn);
+    og_list_push(functions, made[f]);
   }
   og_map_set(v, "ffi_functions", functions);
   og_map_set(v, "desc_functions", desc_functions);
-  og_map_set_bool(v, "kernel_checked", present[4]);
+  og_map_set_bool(v, "kernel_checked", made[4] != NULL);
   og_map_set_bool(v, "has_launch", op->launch.n > 0);
   og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
   og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
