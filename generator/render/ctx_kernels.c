@@ -100,14 +100,14 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
 
 /* ---- the body ---------------------------------------------------------------------- */
 
-/* A body as the spec holds it, after a #line that points into the spec: every line
- * indented as the YAML block indents it, so the compiler's columns are the spec's too.
- * With `line_back`, a marker that render/render.c turns into a #line back into the output. */
-static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bool line_back) {
-  og_buf path = {0};
-  og_escape_c_string(&path, op->src->path);
-  og_line(lines, "#line %d \"%s\"", b->line, og_buf_str(&path));
-  og_buf_free(&path);
+/* A block of the spec's code as a record {line, path, lines}: the template writes a
+ * #line that points into the spec, then the lines, each indented as the YAML block
+ * indents it, so the compiler's columns are the spec's too (and, where the generated
+ * code goes on, the marker that render/render.c turns into a #line back). */
+static og_value *og_spec_block(const og_op *op, const og_body *b) {
+  og_value *block = og_value_map(), *lines = og_lines();
+  og_map_set_int(block, "line", b->line);
+  og_map_set(block, "path", og_escaped(og_escape_c_string, op->src->path));
   size_t len = strlen(b->text);
   while (len && (b->text[len - 1] == '\n' || b->text[len - 1] == ' ')) --len;
   for (size_t start = 0; start < len;) {
@@ -119,7 +119,8 @@ static void og_body_lines(const og_op *op, const og_body *b, og_value *lines, bo
       og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
     start = end + 1;
   }
-  if (line_back) og_line(lines, "#line __OPSPEC_LINE__");
+  og_map_set(block, "lines", lines);
+  return block;
 }
 
 /* ---- the CPU kernels --------------------------------------------------------------- */
@@ -161,9 +162,8 @@ static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "cpu_extents", extents);
   og_map_set(v, "cpu_loops", loops);
   og_map_set_str(v, "cpu_close_indent", n ? indents[n - 1] : "");
-  og_value *prologue = og_lines();
-  if (op->prologue.present) og_body_lines(op, &op->prologue, prologue, true);
-  og_map_set(v, "prologue", prologue);
+  og_map_set_bool(v, "has_prologue", op->prologue.present);
+  if (op->prologue.present) og_map_set(v, "prologue", og_spec_block(op, &op->prologue));
 }
 
 /* One specialisation per combination of type-variable choices, first variable slowest
@@ -292,7 +292,7 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
 static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
                                 const og_launch *launch) {
   static const char *const indents[] = {"  ", "    ", "      ", "        "};
-  og_value *kernel = og_value_map(), *head = og_lines(), *prologue = og_lines(), *text = og_lines();
+  og_value *kernel = og_value_map(), *head = og_lines();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
   bool batched = launch && plan->cuda_batch_grid;
@@ -323,8 +323,8 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_map_set_bool(kernel, "batched", batched);
   og_map_set_bool(kernel, "batch_on_grid", batched && launch->n < 3);
   og_map_set_str(kernel, "indent", indents[first]);
-  if (launch && op->prologue.present) og_body_lines(op, &op->prologue, prologue, true);
-  og_map_set(kernel, "prologue", prologue);
+  og_map_set_bool(kernel, "has_prologue", launch && op->prologue.present);
+  if (launch && op->prologue.present) og_map_set(kernel, "prologue", og_spec_block(op, &op->prologue));
   og_map_set_bool(kernel, "portable", launch != NULL);
   if (launch)
     og_cuda_indices(launch, indents, first, kernel);
@@ -333,8 +333,7 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
   bool include = launch && !op->cpu.present;
   og_map_set_bool(kernel, "include_body", include);
-  if (!include) og_body_lines(op, body, text, true);
-  og_map_set(kernel, "body", text);
+  if (!include) og_map_set(kernel, "body", og_spec_block(op, body));
   return kernel;
 }
 
@@ -538,9 +537,7 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
 }
 
 void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {
-  og_value *body = og_lines();
-  og_body_lines(op, og_plan_cpu_body(op), body, false);
-  og_map_set(v, "body_inc", body);
+  og_map_set(v, "body", og_spec_block(op, og_plan_cpu_body(op)));
   og_map_set_bool(v, "body_shared", plan->body_shared);
   og_ctx_cpu(op, plan, v);
   og_ctx_cuda(op, plan, v);
