@@ -93,8 +93,7 @@ og_value *og_ctx_op(const og_op *op, const og_op_plan *plan) {
 
 void og_ctx_op_python(og_value *v, const og_op *op, const char *fingerprint) {
   og_map_set_str(v, "fingerprint", fingerprint);
-  og_map_set(v, "python", og_ctx_python(op, fingerprint));
-  og_map_set(v, "stub", og_ctx_stub(op));
+  og_map_set(v, "py", og_ctx_python(op, fingerprint));
 }
 
 og_value *og_ctx_library(og_value *ops) {

@@ -13,7 +13,7 @@
 /* One op's map: what its own templates read as `op`. */
 og_value *og_ctx_op(const og_op *op, const og_op_plan *plan);
 /* Adds to an op's map what the library's Python files read, which needs the op's
- * fingerprint (known once its own files are rendered): fingerprint, python, stub. */
+ * fingerprint (known once its own files are rendered): fingerprint, py. */
 void og_ctx_op_python(og_value *v, const og_op *op, const char *fingerprint);
 /* The context of the whole-library templates (registry, Python stubs): {"ops": `ops`}
  * (a list of op maps in name order, taken over) and the limits and vocabularies. */

@@ -144,25 +144,6 @@ static og_value *og_py_doc(const og_op *op) {
   return lines;
 }
 
-/* The docstring block, indented by 4: '"""first' ... '"""'. */
-static void og_py_docstring(og_value *lines, og_value *doc) {
-  size_t n = og_list_len(doc);
-  if (!n) return;
-  if (n == 1) {
-    og_line(lines, "    \"\"\"%s\"\"\"", og_value_as_str(og_list_at(doc, 0)));
-    return;
-  }
-  og_line(lines, "    \"\"\"%s", og_value_as_str(og_list_at(doc, 0)));
-  for (size_t i = 1; i < n; ++i) {
-    const char *l = og_value_as_str(og_list_at(doc, i));
-    if (*l)
-      og_line(lines, "    %s", l);
-    else
-      og_line(lines, "%s", "");
-  }
-  og_line(lines, "    \"\"\"");
-}
-
 /* The parameters of an op's function: inputs, then the attributes and `backend`
  * keyword-only. */
 static og_value *og_py_params(const og_op *op, bool typed) {
@@ -349,8 +330,24 @@ static void og_py_record(og_value *lines, const og_op *op, const char *fingerpri
   og_line(lines, ")");
 }
 
-/* The function's `return _call(...)`, on one line where it fits. */
-static void og_py_call(og_value *lines, const og_op *op) {
+/* The docstring as a record {one_line, multi, first, rest}: one line `"""first"""`, or
+ * `"""first`, the rest's lines (empty ones without indent) and `"""`; nothing when there
+ * is nothing to say. */
+static og_value *og_py_docstring(const og_op *op) {
+  og_value *doc = og_py_doc(op), *record = og_value_map(), *rest = og_value_list();
+  size_t n = og_list_len(doc);
+  og_map_set_bool(record, "one_line", n == 1);
+  og_map_set_bool(record, "multi", n > 1);
+  og_map_set_str(record, "first", n ? og_value_as_str(og_list_at(doc, 0)) : "");
+  for (size_t i = 1; i < n; ++i) og_list_push(rest, og_value_str(og_value_as_str(og_list_at(doc, i))));
+  og_map_set(record, "rest", rest);
+  og_value_free(doc);
+  return record;
+}
+
+/* The function's `return _call(...)` as a record {one_line, inputs, attrs}: on one line
+ * where it fits. */
+static og_value *og_py_call(const og_op *op) {
   og_buf call = {0}, tuple = {0}, attrs = {0};
   og_buf_putc(&tuple, '(');
   for (size_t i = 0; i < op->ninputs; ++i) og_buf_printf(&tuple, "%s%s", i ? ", " : "", op->inputs[i].name);
@@ -360,62 +357,32 @@ static void og_py_call(og_value *lines, const og_op *op) {
     og_buf_printf(&attrs, "%s\"%s\": %s", i ? ", " : "", op->attrs[i].name, op->attrs[i].name);
   og_buf_putc(&attrs, '}');
   og_buf_printf(&call, "    return _call(_op_%s, %s, %s, backend)", op->name, og_buf_str(&tuple), og_buf_str(&attrs));
-  if (call.len <= OG_PY_LINE) {
-    og_line(lines, "%s", og_buf_str(&call));
-  } else {
-    og_line(lines, "    return _call(");
-    og_line(lines, "        _op_%s,", op->name);
-    og_line(lines, "        %s,", og_buf_str(&tuple));
-    og_line(lines, "        %s,", og_buf_str(&attrs));
-    og_line(lines, "        backend,");
-    og_line(lines, "    )");
-  }
+  og_value *record = og_value_map();
+  og_map_set_bool(record, "one_line", call.len <= OG_PY_LINE);
+  og_map_set(record, "inputs", og_value_str_take(og_buf_take(&tuple)));
+  og_map_set(record, "attrs", og_value_str_take(og_buf_take(&attrs)));
   og_buf_free(&call);
-  og_buf_free(&tuple);
-  og_buf_free(&attrs);
-}
-
-/* The op's function: its parameters, docstring and call. */
-static void og_py_function(og_value *lines, const og_op *op) {
-  og_buf head = {0};
-  og_buf_printf(&head, "def %s(", op->name);
-  og_value *items = og_py_params(op, false);
-  og_py_list(lines, 0, og_buf_str(&head), items, "):", false);
-  og_value_free(items);
-  og_buf_free(&head);
-  og_value *doc = og_py_doc(op);
-  og_py_docstring(lines, doc);
-  og_value_free(doc);
-  og_py_call(lines, op);
+  return record;
 }
 
 og_value *og_ctx_python(const og_op *op, const char *fingerprint) {
-  og_value *lines = og_lines();
-  og_py_record(lines, op, fingerprint);
-  og_line(lines, "%s", "");
-  og_line(lines, "%s", "");
-  og_py_function(lines, op);
-  return lines;
-}
-
-og_value *og_ctx_stub(const og_op *op) {
-  og_value *lines = og_lines(), *params = og_py_params(op, true);
-  og_buf head = {0}, ret = {0};
-  og_buf_printf(&head, "def %s(", op->name);
+  og_value *py = og_value_map(), *record = og_lines();
+  og_py_record(record, op, fingerprint);
+  og_map_set(py, "record", record);
+  /* The parameters: inputs, then `*`, the attributes and `backend`, so always two or
+   * more, one a line (as ruff writes a list that does not fit one item on a line). */
+  og_map_set(py, "params", og_py_params(op, false));
+  og_map_set(py, "typed_params", og_py_params(op, true));
+  og_buf ret = {0};
   if (op->noutputs > 1) {
-    og_buf_puts(&ret, ") -> _tuple[");
+    og_buf_puts(&ret, "_tuple[");
     for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&ret, "%s_jax.Array", i ? ", " : "");
-    og_buf_puts(&ret, "]:");
+    og_buf_puts(&ret, "]");
   } else {
-    og_buf_puts(&ret, ") -> _jax.Array:");
+    og_buf_puts(&ret, "_jax.Array");
   }
-  og_py_list(lines, 0, og_buf_str(&head), params, og_buf_str(&ret), false);
-  og_value *doc = og_py_doc(op);
-  og_py_docstring(lines, doc);
-  og_value_free(doc);
-  og_line(lines, "    ...");
-  og_buf_free(&head);
-  og_buf_free(&ret);
-  og_value_free(params);
-  return lines;
+  og_map_set(py, "returns", og_value_str_take(og_buf_take(&ret)));
+  og_map_set(py, "doc", og_py_docstring(op));
+  og_map_set(py, "call", og_py_call(op));
+  return py;
 }
