@@ -13,26 +13,6 @@
  * item, else one item per line with a trailing comma. */
 #define OG_PY_LINE 120
 
-/* Appends `head` + items joined + `tail` as one line, or exploded, to `lines`. */
-static void og_py_list(og_value *lines, int indent, const char *head, og_value *items, const char *tail,
-                       bool one_comma) {
-  og_buf one = {0};
-  og_buf_printf(&one, "%*s%s", indent, "", head);
-  for (size_t i = 0; i < og_list_len(items); ++i)
-    og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
-  if (one_comma && og_list_len(items) == 1) og_buf_putc(&one, ',');
-  og_buf_puts(&one, tail);
-  size_t n = og_list_len(items);
-  if (n <= 1 && one.len <= OG_PY_LINE) {
-    og_line(lines, "%s", og_buf_str(&one));
-  } else {
-    og_line(lines, "%*s%s", indent, "", head);
-    for (size_t i = 0; i < n; ++i) og_line(lines, "%*s%s,", indent + 4, "", og_value_as_str(og_list_at(items, i)));
-    og_line(lines, "%*s%s", indent, "", tail);
-  }
-  og_buf_free(&one);
-}
-
 static void og_spell_py(og_buf *out, const char *name, void *ud) {
   (void)ud;
   og_buf_printf(out, "s[\"%s\"]", name);
@@ -194,140 +174,157 @@ static void og_py_lambda(og_buf *b, const og_formula *f) {
   og_buf_puts(b, ")");
 }
 
-/* `derivatives={...}` of an op record (opspec._runtime.Derivative); nothing without. */
-static void og_py_derivatives(og_value *lines, const og_op *op, og_buf *b) {
-  if (!op->nderivs) return;
-  og_line(lines, "    derivatives={");
+/* A list of the record as ruff lays it out, as a record {one_line, items}: on one line
+ * (`key=(item,),`) when it has at most one item and fits, else one item a line. */
+static og_value *og_py_list(const char *key, og_value *items) {
+  og_buf one = {0};
+  og_buf_printf(&one, "    %s=(", key);
+  for (size_t i = 0; i < og_list_len(items); ++i)
+    og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
+  og_buf_puts(&one, og_list_len(items) == 1 ? ",)," : "),");
+  og_value *list = og_value_map();
+  og_map_set_str(list, "key", key);
+  og_map_set_bool(list, "one_line", og_list_len(items) <= 1 && one.len <= OG_PY_LINE);
+  og_map_set(list, "items", items);
+  og_buf_free(&one);
+  return list;
+}
+
+/* {sep, ...}: an item of a list written on one line, `sep` the ", " before all but the
+ * first. */
+static og_value *og_py_item(size_t i) {
+  og_value *item = og_value_map();
+  og_map_set_str(item, "sep", i ? ", " : "");
+  return item;
+}
+
+/* `types={...}`: each type variable {sep, name, choices {sep, name}, single}. */
+static og_value *og_py_types(const og_op *op) {
+  og_value *types = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_value *type = og_py_item(t), *choices = og_value_list();
+    og_map_set_str(type, "name", op->types[t].name);
+    for (size_t c = 0; c < op->types[t].nchoices; ++c) {
+      og_value *choice = og_py_item(c);
+      og_map_set_str(choice, "name", op->types[t].choices[c]);
+      og_list_push(choices, choice);
+    }
+    og_map_set(type, "choices", choices);
+    og_map_set_bool(type, "single", op->types[t].nchoices == 1);
+    og_list_push(types, type);
+  }
+  return types;
+}
+
+static og_value *og_py_attrs(const og_op *op) {
+  og_value *items = og_value_list();
+  og_buf b = {0};
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    og_buf_clear(&b);
+    og_buf_printf(&b, "_Attr(\"%s\", \"%s\")", op->attrs[i].name, og_attr_types[op->attrs[i].type].name);
+    og_list_push(items, og_value_str(og_buf_str(&b)));
+  }
+  og_buf_free(&b);
+  return og_py_list("attrs", items);
+}
+
+/* `aliases={input: output, ...}`: {sep, input, output}. */
+static og_value *og_py_aliases(const og_op *op) {
+  og_value *aliases = og_value_list();
+  for (size_t i = 0; i < op->noutputs; ++i) {
+    if (op->outputs[i].alias_of < 0) continue;
+    og_value *alias = og_py_item(og_list_len(aliases));
+    og_map_set_int(alias, "input", op->outputs[i].alias_of);
+    og_map_set_int(alias, "output", (int64_t)i);
+    og_list_push(aliases, alias);
+  }
+  return aliases;
+}
+
+/* `derivatives={...}` (opspec._runtime.Derivative): each {input, kind, formulas {sep, key,
+ * lambda, where}}, `where` the formula's place in the spec (an error while JAX traces it
+ * says so). */
+static og_value *og_py_derivatives(const og_op *op) {
+  og_value *derivs = og_value_list();
+  og_buf b = {0};
   for (size_t i = 0; i < op->nderivs; ++i) {
     const og_derivative *dv = &op->derivs[i];
     const char *input = op->inputs[dv->input].name;
-    og_line(lines, "        \"%s\": _Derivative(", input);
-    og_line(lines, "            \"%s\",", og_deriv_kind_names[dv->kind]);
-    og_line(lines, "            {");
+    og_value *deriv = og_value_map(), *formulas = og_value_list();
+    og_map_set_str(deriv, "input", input);
+    og_map_set_str(deriv, "kind", og_deriv_kind_names[dv->kind]);
     for (size_t f = 0; f < dv->nformulas; ++f) {
       const og_formula *fm = &dv->formulas[f];
-      og_buf_clear(b);
-      og_buf_printf(b, "                \"%s\": ", fm->output >= 0 ? op->outputs[fm->output].name : input);
-      og_py_lambda(b, fm);
-      og_buf_puts(b, ",");
-      og_line(lines, "%s", og_buf_str(b));
+      og_value *formula = og_py_item(f);
+      og_map_set_str(formula, "key", fm->output >= 0 ? op->outputs[fm->output].name : input);
+      og_buf_clear(&b);
+      og_py_lambda(&b, fm);
+      og_map_set_str(formula, "lambda", og_buf_str(&b));
+      og_buf_clear(&b);
+      og_escape_py_line(&b, fm->loc.src ? fm->loc.src->path : op->src->path);
+      og_buf_printf(&b, ":%d", fm->loc.line);
+      og_map_set_str(formula, "where", og_buf_str(&b));
+      og_list_push(formulas, formula);
     }
-    og_line(lines, "            },");
-    /* Where each formula is in the spec: an error while JAX traces it says so. */
-    og_buf_clear(b);
-    og_buf_puts(b, "            where={");
-    for (size_t f = 0; f < dv->nformulas; ++f) {
-      const og_formula *fm = &dv->formulas[f];
-      og_buf_printf(b, "%s\"%s\": \"", f ? ", " : "", fm->output >= 0 ? op->outputs[fm->output].name : input);
-      og_escape_py_line(b, fm->loc.src ? fm->loc.src->path : op->src->path);
-      og_buf_printf(b, ":%d\"", fm->loc.line);
-    }
-    og_buf_puts(b, "},");
-    og_line(lines, "%s", og_buf_str(b));
-    og_line(lines, "        ),");
+    og_map_set(deriv, "formulas", formulas);
+    og_list_push(derivs, deriv);
   }
-  og_line(lines, "    },");
-}
-
-/* `types={...},`: each type variable's choices. */
-static void og_py_types(og_value *lines, const og_op *op, og_buf *b) {
-  og_buf_clear(b);
-  og_buf_puts(b, "    types={");
-  for (size_t t = 0; t < op->ntypes; ++t) {
-    og_buf_printf(b, "%s\"%s\": (", t ? ", " : "", op->types[t].name);
-    for (size_t c = 0; c < op->types[t].nchoices; ++c)
-      og_buf_printf(b, "%s\"%s\"", c ? ", " : "", op->types[t].choices[c]);
-    og_buf_puts(b, op->types[t].nchoices == 1 ? ",)" : ")");
-  }
-  og_buf_puts(b, "},");
-  og_line(lines, "%s", og_buf_str(b));
-}
-
-static void og_py_attrs(og_value *lines, const og_op *op, og_buf *b) {
-  og_value *items = og_value_list();
-  for (size_t i = 0; i < op->nattrs; ++i) {
-    og_buf_clear(b);
-    og_buf_printf(b, "_Attr(\"%s\", \"%s\")", op->attrs[i].name, og_attr_types[op->attrs[i].type].name);
-    og_list_push(items, og_value_str(og_buf_str(b)));
-  }
-  og_py_list(lines, 4, "attrs=(", items, "),", true);
-  og_value_free(items);
-}
-
-/* `aliases={input: output, ...},`. */
-static void og_py_aliases(og_value *lines, const og_op *op, og_buf *b) {
-  og_buf_clear(b);
-  og_buf_puts(b, "    aliases={");
-  bool first = true;
-  for (size_t i = 0; i < op->noutputs; ++i)
-    if (op->outputs[i].alias_of >= 0) {
-      og_buf_printf(b, "%s%d: %zu", first ? "" : ", ", op->outputs[i].alias_of, i);
-      first = false;
-    }
-  og_buf_puts(b, "},");
-  og_line(lines, "%s", og_buf_str(b));
-}
-
-/* `reduce=` (how the outputs of shards combine) and `independent=` (the dims a sharding
- * rule may keep split), where the spec has them (opspec/_sharding.py). */
-static void og_py_sharding(og_value *lines, const og_op *op, og_buf *b) {
-  if (op->nreduce) {
-    og_buf_clear(b);
-    og_buf_puts(b, "    reduce={");
-    for (size_t r = 0; r < op->nreduce; ++r)
-      og_buf_printf(b, "%s\"%s\": \"%s\"", r ? ", " : "", op->reduce[r].symbol, og_reduce_names[op->reduce[r].how]);
-    og_buf_puts(b, "},");
-    og_line(lines, "%s", og_buf_str(b));
-  }
-  if (op->nindependent) {
-    og_buf_clear(b);
-    og_buf_puts(b, "    independent=(");
-    for (size_t k = 0; k < op->nindependent; ++k)
-      og_buf_printf(b, "%s\"%s\"", k ? ", " : "", op->independent[k].symbol);
-    og_buf_puts(b, op->nindependent == 1 ? ",)," : "),");
-    og_line(lines, "%s", og_buf_str(b));
-  }
-}
-
-/* The spec's cost formulas over the call's scope (opspec._runtime.cost). */
-static void og_py_costs(og_value *lines, const og_op *op, og_buf *b) {
-  const og_expr *costs[] = {op->bytes, op->flops};
-  static const char *const cost_keys[] = {"bytes", "flops"};
-  for (size_t c = 0; c < 2; ++c) {
-    if (!costs[c]) continue;
-    og_buf_clear(b);
-    og_buf_printf(b, "    %s=lambda s: ", cost_keys[c]);
-    og_expr_render_py(costs[c], b, og_spell_py, NULL);
-    og_buf_puts(b, ",");
-    og_line(lines, "%s", og_buf_str(b));
-  }
-}
-
-/* The op's record: `_op_<name> = _Op(...)`. */
-static void og_py_record(og_value *lines, const og_op *op, const char *fingerprint) {
-  og_line(lines, "_op_%s = _Op(", op->name);
-  og_line(lines, "    name=\"%s\",", op->name);
-  og_value *items = og_py_arrays(op->inputs, op->ninputs);
-  og_py_list(lines, 4, "inputs=(", items, "),", true);
-  og_value_free(items);
-  items = og_py_arrays(op->outputs, op->noutputs);
-  og_py_list(lines, 4, "outputs=(", items, "),", true);
-  og_value_free(items);
-  og_buf b = {0};
-  og_py_types(lines, op, &b);
-  og_py_attrs(lines, op, &b);
-  if (op->vmap == OG_VMAP_NONE)
-    og_line(lines, "    vmap_method=None,");
-  else
-    og_line(lines, "    vmap_method=\"%s\",", og_vmap_names[op->vmap]);
-  og_py_aliases(lines, op, &b);
-  og_py_derivatives(lines, op, &b);
-  og_py_sharding(lines, op, &b);
-  og_py_costs(lines, op, &b);
   og_buf_free(&b);
-  /* The generated code's, which exports record (opspec/_primitive.py). */
-  og_line(lines, "    fingerprint=\"%s\",", fingerprint);
-  og_line(lines, ")");
+  return derivs;
+}
+
+/* `reduce=` (how the outputs of shards combine: {sep, symbol, how}) and `independent=`
+ * (the dims a sharding rule may keep split: {sep, symbol}), where the spec has them
+ * (opspec/_sharding.py). */
+static void og_py_sharding(const og_op *op, og_value *py) {
+  og_value *reduce = og_value_list(), *independent = og_value_list();
+  for (size_t r = 0; r < op->nreduce; ++r) {
+    og_value *item = og_py_item(r);
+    og_map_set_str(item, "symbol", op->reduce[r].symbol);
+    og_map_set_str(item, "how", og_reduce_names[op->reduce[r].how]);
+    og_list_push(reduce, item);
+  }
+  for (size_t k = 0; k < op->nindependent; ++k) {
+    og_value *item = og_py_item(k);
+    og_map_set_str(item, "symbol", op->independent[k].symbol);
+    og_list_push(independent, item);
+  }
+  og_map_set(py, "reduce", reduce);
+  og_map_set(py, "independent", independent);
+  og_map_set_bool(py, "one_independent", op->nindependent == 1);
+}
+
+/* The spec's cost formulas over the call's scope (opspec._runtime.cost): {key, value}. */
+static og_value *og_py_costs(const og_op *op) {
+  const og_expr *exprs[] = {op->bytes, op->flops};
+  static const char *const keys[] = {"bytes", "flops"};
+  og_value *costs = og_value_list();
+  for (size_t c = 0; c < 2; ++c) {
+    if (!exprs[c]) continue;
+    og_value *cost = og_value_map();
+    og_buf b = {0};
+    og_expr_render_py(exprs[c], &b, og_spell_py, NULL);
+    og_map_set_str(cost, "key", keys[c]);
+    og_map_set(cost, "value", og_value_str_take(og_buf_take(&b)));
+    og_list_push(costs, cost);
+  }
+  return costs;
+}
+
+/* The op's record (`_op_<name> = _Op(...)`) into `py`. */
+static void og_py_record(const og_op *op, og_value *py) {
+  og_value *arrays = og_value_list();
+  og_list_push(arrays, og_py_list("inputs", og_py_arrays(op->inputs, op->ninputs)));
+  og_list_push(arrays, og_py_list("outputs", og_py_arrays(op->outputs, op->noutputs)));
+  og_map_set(py, "arrays", arrays);
+  og_map_set(py, "types", og_py_types(op));
+  og_map_set(py, "attrs", og_py_attrs(op));
+  og_map_set_str(py, "vmap", op->vmap == OG_VMAP_NONE ? "None" : "");
+  og_map_set_str(py, "vmap_name", og_vmap_names[op->vmap]);
+  og_map_set(py, "aliases", og_py_aliases(op));
+  og_map_set(py, "derivatives", og_py_derivatives(op));
+  og_py_sharding(op, py);
+  og_map_set(py, "costs", og_py_costs(op));
 }
 
 /* The docstring as a record {one_line, multi, first, rest}: one line `"""first"""`, or
@@ -366,9 +363,10 @@ static og_value *og_py_call(const og_op *op) {
 }
 
 og_value *og_ctx_python(const og_op *op, const char *fingerprint) {
-  og_value *py = og_value_map(), *record = og_lines();
-  og_py_record(record, op, fingerprint);
-  og_map_set(py, "record", record);
+  og_value *py = og_value_map();
+  og_py_record(op, py);
+  /* The generated code's, which exports record (opspec/_primitive.py). */
+  og_map_set_str(py, "fingerprint", fingerprint);
   /* The parameters: inputs, then `*`, the attributes and `backend`, so always two or
    * more, one a line (as ruff writes a list that does not fit one item on a line). */
   og_map_set(py, "params", og_py_params(op, false));
