@@ -234,27 +234,39 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
 
 /* ---- the CUDA kernels -------------------------------------------------------------- */
 
-/* A function's head, its parameters wrapped and aligned under the first one. */
-static void og_signature(og_value *lines, const char *head, const char *const *params, size_t n) {
-  og_buf b = {0};
-  og_buf_puts(&b, head);
+/* A function's head, its parameters wrapped at 120 columns and aligned under the first
+ * one, as records: each line {lead, params {text, sep}, last}, `lead` the head itself on
+ * the first line and the spaces that align the others, `sep` ", " between parameters
+ * on a line and "," at a line's end. The template closes the last line with ") {". */
+static og_value *og_signature(const char *head, const char *const *params, size_t n) {
+  og_value *lines = og_value_list(), *line = NULL, *line_params = NULL, *prev = NULL;
   size_t indent = strlen(head), col = indent;
+  og_buf spaces = {0};
+  og_buf_printf(&spaces, "%*s", (int)indent, "");
   for (size_t i = 0; i < n; ++i) {
     size_t len = strlen(params[i]) + (i + 1 < n ? 1 : 3); /* "," or ") {" */
-    if (i && col + 1 + len > 120) {
-      og_buf_puts(&b, ",");
-      og_line(lines, "%s", og_buf_str(&b));
-      og_buf_clear(&b);
-      og_buf_printf(&b, "%*s%s", (int)indent, "", params[i]);
+    bool wrap = i && col + 1 + len > 120;
+    if (!line || wrap) {
+      if (prev) og_map_set_str(prev, "sep", ",");
+      line = og_value_map();
+      line_params = og_value_list();
+      og_map_set_str(line, "lead", i ? og_buf_str(&spaces) : head);
+      og_map_set(line, "params", line_params);
+      og_map_set_bool(line, "last", false);
+      og_list_push(lines, line);
       col = indent + strlen(params[i]);
     } else {
-      og_buf_printf(&b, "%s%s", i ? ", " : "", params[i]);
-      col += (i ? 2 : 0) + strlen(params[i]);
+      col += 2 + strlen(params[i]);
     }
+    og_value *param = og_value_map();
+    og_map_set_str(param, "text", params[i]);
+    og_map_set_str(param, "sep", i + 1 < n ? ", " : "");
+    og_list_push(line_params, param);
+    prev = param;
   }
-  og_buf_puts(&b, ") {");
-  og_line(lines, "%s", og_buf_str(&b));
-  og_buf_free(&b);
+  og_map_set_bool(line, "last", true);
+  og_buf_free(&spaces);
+  return lines;
 }
 
 /* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
@@ -292,7 +304,7 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
 static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
                                 const og_launch *launch) {
   static const char *const indents[] = {"  ", "    ", "      ", "        "};
-  og_value *kernel = og_value_map(), *head = og_lines();
+  og_value *kernel = og_value_map();
   og_idents used = {0};
   og_idents_scan(&used, body->text);
   bool batched = launch && plan->cuda_batch_grid;
@@ -315,11 +327,10 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
   og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
   const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
-  og_signature(head, og_buf_str(&name), params, batched ? 2 : 1);
+  og_map_set(kernel, "head", og_signature(og_buf_str(&name), params, batched ? 2 : 1));
   og_buf_free(&name);
   og_buf_free(&args);
   og_buf_free(&grid);
-  og_map_set(kernel, "head", head);
   og_map_set_bool(kernel, "batched", batched);
   og_map_set_bool(kernel, "batch_on_grid", batched && launch->n < 3);
   og_map_set_str(kernel, "indent", indents[first]);
@@ -427,7 +438,7 @@ static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
  * every kernel's configuration, then runs the variant's kernels in order on XLA's
  * stream. */
 static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
-  og_value *launcher = og_value_map(), *head = og_lines();
+  og_value *launcher = og_value_map();
   og_idents used = {0};
   og_launch_uses(op, &used);
   og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false));
@@ -444,9 +455,8 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
                                 "void *opspec_stream_handle",
                                 "const size_t *opspec_output_bytes",
                                 "const char **opspec_failed_kernel"};
-  og_signature(head, og_buf_str(&name), params, 6);
+  og_map_set(launcher, "head", og_signature(og_buf_str(&name), params, 6));
   og_buf_free(&name);
-  og_map_set(launcher, "head", head);
 
   size_t nconfig = op->ncuda ? op->ncuda : 1;
   og_map_set_int(launcher, "nconfig", (int64_t)nconfig);
