@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,12 @@ bool og_keys_begin(og_keys *k, const og_ynode *node, const char *what, og_keys_l
 static void og_keys_remember(og_keys *k, const char *key) {
   for (int i = 0; i < k->nknown; ++i)
     if (strcmp(k->known[i], key) == 0) return;
-  if (k->nknown < OG_KEYS_MAX) k->known[k->nknown++] = key;
+  if (k->nknown == OG_KEYS_MAX) {
+    fprintf(stderr, "opspec-gen: internal error: the loader asks a %s for more than %d keys (OG_KEYS_MAX)\n", k->what,
+            OG_KEYS_MAX);
+    abort();
+  }
+  k->known[k->nknown++] = key;
 }
 
 static const og_ynode *og_keys_find(og_keys *k, const char *key) {
