@@ -109,8 +109,11 @@ void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
     for (int k = 0; k < OG_DERIV_NKINDS; ++k)
       if (strcmp(entry->keys[0]->text, og_deriv_kind_names[k]) == 0) dv->kind = (og_deriv_kind)k;
     if (dv->kind == OG_DERIV_NKINDS) {
-      og_diag_error(d, entry->keys[0]->loc, "unknown derivative kind '%s' (expected elementwise, jvp or transpose)",
-                    entry->keys[0]->text);
+      og_buf expected = {0};
+      og_vocab_list(&expected, og_deriv_kind_names, OG_DERIV_NKINDS, " or ");
+      og_diag_error(d, entry->keys[0]->loc, "unknown derivative kind '%s' (expected %s)", entry->keys[0]->text,
+                    og_buf_str(&expected));
+      og_buf_free(&expected);
       continue;
     }
     ++op->nderivs;

@@ -334,8 +334,13 @@ static void og_load_attrs(og_op *op, const og_ynode *n, og_keys_log *log, og_dia
         a->has_type = true;
       }
     if (!a->has_type) {
-      og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of bool, int32, int64, float32, float64)",
-                    type->text);
+      const char *names[OG_ATTR_NTYPES];
+      for (int t = 0; t < OG_ATTR_NTYPES; ++t) names[t] = og_attr_types[t].name;
+      og_buf expected = {0};
+      og_vocab_list(&expected, names, OG_ATTR_NTYPES, ", ");
+      og_diag_error(d, type->loc, "unknown attribute type '%s' (expected one of %s)", type->text,
+                    og_buf_str(&expected));
+      og_buf_free(&expected);
       continue;
     }
     if (def && a->name) {
@@ -417,10 +422,10 @@ static void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d) {
       op->vmap = (og_vmap)m;
       return;
     }
-  og_diag_error(d, n->loc,
-                "unknown vmap method '%s' (expected one of native, none, sequential, sequential_unrolled, expand_dims, "
-                "broadcast_all)",
-                n->text);
+  og_buf expected = {0};
+  og_vocab_list(&expected, og_vmap_names, OG_VMAP_NMETHODS, ", ");
+  og_diag_error(d, n->loc, "unknown vmap method '%s' (expected one of %s)", n->text, og_buf_str(&expected));
+  og_buf_free(&expected);
 }
 
 /* `reduce: {symbol: sum}`; the checker says which symbols may be reduced. */
@@ -434,7 +439,10 @@ static void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d) {
     for (int h = 0; h < OG_REDUCE_NHOWS; ++h)
       if (strcmp(og_reduce_names[h], how->text) == 0) found = h;
     if (found < 0) {
-      og_diag_error(d, how->loc, "unknown reduction '%s' (expected one of sum, max, min)", how->text);
+      og_buf expected = {0};
+      og_vocab_list(&expected, og_reduce_names, OG_REDUCE_NHOWS, ", ");
+      og_diag_error(d, how->loc, "unknown reduction '%s' (expected one of %s)", how->text, og_buf_str(&expected));
+      og_buf_free(&expected);
       continue;
     }
     op->reduce[op->nreduce++] = (og_reduction){key->loc, og_xstrdup(key->text), (og_reduce_how)found};

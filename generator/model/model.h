@@ -133,6 +133,10 @@ typedef enum og_reduce_how { OG_REDUCE_SUM, OG_REDUCE_MAX, OG_REDUCE_MIN, OG_RED
 
 extern const char *const og_reduce_names[OG_REDUCE_NHOWS];
 
+/* Appends `names` as a loader's message lists what it expected: "a, b, c", the last one
+ * after `last_sep` (", " or " or "), so the message and the table cannot drift. */
+void og_vocab_list(og_buf *out, const char *const *names, size_t n, const char *last_sep);
+
 typedef struct og_reduction {
   og_loc loc;
   char *symbol; /* a shape symbol of the inputs, or "..." for the '...' group */

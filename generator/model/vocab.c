@@ -2,6 +2,8 @@
  * matches against these tables, the schema lists them, and the renderers print them. */
 #include "model/model.h"
 
+#include "util/buf.h"
+
 const og_attr_type_info og_attr_types[OG_ATTR_NTYPES] = {
     [OG_ATTR_BOOL] = {"bool", "bool", false},        [OG_ATTR_INT32] = {"int32", "int", true},
     [OG_ATTR_INT64] = {"int64", "int", true},        [OG_ATTR_FLOAT32] = {"float32", "float", false},
@@ -25,3 +27,7 @@ const char *const og_deriv_kind_names[OG_DERIV_NKINDS] = {
     [OG_DERIV_JVP] = "jvp",
     [OG_DERIV_TRANSPOSE] = "transpose",
 };
+
+void og_vocab_list(og_buf *out, const char *const *names, size_t n, const char *last_sep) {
+  for (size_t i = 0; i < n; ++i) og_buf_printf(out, "%s%s", i == 0 ? "" : i + 1 == n ? last_sep : ", ", names[i]);
+}
