@@ -6,7 +6,8 @@
 #include "plan/plan.h"
 #include "render/value.h"
 
-/* Sets the keys of the handler file on `v`: ffi_tables, ffi_functions, ffi_desc. */
+/* Sets the records of the handler file on `v`: ffi_tables, ffi_functions, the
+ * descriptor's desc_arrays, desc_tables, desc_functions, aliases and facts. */
 void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v);
 
 #endif /* OG_CTX_FFI_H */

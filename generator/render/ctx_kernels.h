@@ -7,8 +7,8 @@
 #include "plan/plan.h"
 #include "render/value.h"
 
-/* Sets the keys of the kernel files on `v` (the op's map): body_inc, cpu_variants,
- * cpu_lines, cuda_kernels, cuda_launch, ... (see the function). */
+/* Sets the records of the kernel files on `v` (the op's map): body, cpu_variants,
+ * cpu_locals, cpu_loops, cuda_kernels, launcher, ... (see the function). */
 void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v);
 
 #endif /* OG_CTX_KERNELS_H */

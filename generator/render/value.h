@@ -1,7 +1,7 @@
 /* og_value: the dynamic values templates are rendered against.
  *
- * The renderers (render/ctx*.c) turn the op model into a tree of these (maps, lists, strings, ints,
- * bools); templates only read it. A container owns what is put into it, so freeing the
+ * The renderers (render/ctx*.c) turn the op model into a tree of these (maps, lists,
+ * strings, ints, bools); templates only read it. A container owns what is put into it, so freeing the
  * root frees the tree.
  */
 #ifndef OG_VALUE_H
