@@ -174,8 +174,9 @@ static void og_py_lambda(og_buf *b, const og_formula *f) {
   og_buf_puts(b, ")");
 }
 
-/* A list of the record as ruff lays it out, as a record {one_line, items}: on one line
- * (`key=(item,),`) when it has at most one item and fits, else one item a line. */
+/* A list of the record as ruff lays it out, as a record {is_types (false), key, one_line,
+ * items}: on one line (`key=(item,),`) when it has at most one item and fits, else one
+ * item a line. */
 static og_value *og_py_list(const char *key, og_value *items) {
   og_buf one = {0};
   og_buf_printf(&one, "    %s=(", key);
@@ -183,6 +184,7 @@ static og_value *og_py_list(const char *key, og_value *items) {
     og_buf_printf(&one, "%s%s", i ? ", " : "", og_value_as_str(og_list_at(items, i)));
   og_buf_puts(&one, og_list_len(items) == 1 ? ",)," : "),");
   og_value *list = og_value_map();
+  og_map_set_bool(list, "is_types", false);
   og_map_set_str(list, "key", key);
   og_map_set_bool(list, "one_line", og_list_len(items) <= 1 && one.len <= OG_PY_LINE);
   og_map_set(list, "items", items);
@@ -313,12 +315,16 @@ static og_value *og_py_costs(const og_op *op) {
 
 /* The op's record (`_op_<name> = _Op(...)`) into `py`. */
 static void og_py_record(const og_op *op, og_value *py) {
-  og_value *arrays = og_value_list();
-  og_list_push(arrays, og_py_list("inputs", og_py_arrays(op->inputs, op->ninputs)));
-  og_list_push(arrays, og_py_list("outputs", og_py_arrays(op->outputs, op->noutputs)));
-  og_map_set(py, "arrays", arrays);
-  og_map_set(py, "types", og_py_types(op));
-  og_map_set(py, "attrs", og_py_attrs(op));
+  /* The record's leading fields, in order: the lists laid out as ruff lays them out, and
+   * the type variables between them. */
+  og_value *fields = og_value_list(), *types = og_value_map();
+  og_list_push(fields, og_py_list("inputs", og_py_arrays(op->inputs, op->ninputs)));
+  og_list_push(fields, og_py_list("outputs", og_py_arrays(op->outputs, op->noutputs)));
+  og_map_set_bool(types, "is_types", true);
+  og_map_set(types, "types", og_py_types(op));
+  og_list_push(fields, types);
+  og_list_push(fields, og_py_attrs(op));
+  og_map_set(py, "fields", fields);
   og_map_set_str(py, "vmap", op->vmap == OG_VMAP_NONE ? "None" : "");
   og_map_set_str(py, "vmap_name", og_vmap_names[op->vmap]);
   og_map_set(py, "aliases", og_py_aliases(op));
