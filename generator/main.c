@@ -4,10 +4,12 @@
  *              [--max-errors N] SPEC.yaml...
  *   opspec-gen --schema [--out FILE]
  *
- * Every spec is loaded and validated first; if any has an error, all errors are printed
- * and nothing is written. Then every template is rendered for every op into DIR
- * (default: generated), writing only files whose text changed. The templates are built
- * into opspec-gen unless --templates names a folder.
+ * The stages, in order (each in its folder): every spec is loaded (load/) and checked
+ * (check/); if any has an error, all errors are printed and nothing is written. Then
+ * every op is planned (plan/) and every template rendered for it in memory (render/),
+ * and only then are the files written into DIR (write/, default: generated), only
+ * those whose text changed. The templates are built into opspec-gen unless --templates
+ * names a folder.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -15,11 +17,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "emit.h"
-#include "model.h"
-#include "spec_schema.h"
-#include "tmpl.h"
-#include "tmpl_embedded.h"
+#include "check/check.h"
+#include "load/load.h"
+#include "load/schema.h"
+#include "render/render.h"
+#include "render/tmpl.h"
+#include "render/tmpl_embedded.h"
+#include "write/write.h"
 
 #ifndef OPSPEC_GEN_VERSION
 #define OPSPEC_GEN_VERSION "unknown"
@@ -85,131 +89,172 @@ static int og_write_schema(const char *path, size_t npaths) {
   return status;
 }
 
-int main(int argc, char **argv) {
-  const char *out_dir = "generated", *template_dir = NULL, *package = "opspec";
-  bool check_only = false, quiet = false, verify = false, schema = false, out_given = false;
-  int max_errors = 20;
-  const char **paths = calloc((size_t)argc, sizeof *paths);
-  size_t npaths = 0;
+/* The command line. */
+typedef struct og_options {
+  const char *out_dir, *template_dir, *package;
+  bool check_only, quiet, verify, schema, out_given;
+  int max_errors;
+  const char **paths;
+  size_t npaths;
+} og_options;
+
+/* Parses the command line into `o`; returns -1 to go on, else the exit status. */
+static int og_parse_options(int argc, char **argv, og_options *o) {
+  *o = (og_options){.out_dir = "generated", .package = "opspec", .max_errors = 20};
+  o->paths = calloc((size_t)argc, sizeof *o->paths);
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--check") == 0) {
-      check_only = true;
+      o->check_only = true;
     } else if (strcmp(argv[i], "--verify") == 0) {
-      verify = true;
+      o->verify = true;
     } else if (strcmp(argv[i], "--quiet") == 0) {
-      quiet = true;
+      o->quiet = true;
     } else if (strcmp(argv[i], "--schema") == 0) {
-      schema = true;
+      o->schema = true;
     } else if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--templates") == 0) && i + 1 < argc) {
-      *(argv[i][2] == 'o' ? &out_dir : &template_dir) = argv[i + 1];
-      out_given |= argv[i][2] == 'o';
+      *(argv[i][2] == 'o' ? &o->out_dir : &o->template_dir) = argv[i + 1];
+      o->out_given |= argv[i][2] == 'o';
       ++i;
     } else if (strcmp(argv[i], "--package") == 0 && i + 1 < argc) {
-      package = argv[++i];
-      if (!og_valid_package(package)) {
+      o->package = argv[++i];
+      if (!og_valid_package(o->package)) {
         fprintf(stderr,
                 "opspec-gen: error: --package '%s' is not a Python package name (ASCII letters, digits and '_', "
                 "not starting with a digit, at most 64)\n",
-                package);
-        free(paths);
+                o->package);
         return 2;
       }
     } else if (strcmp(argv[i], "--version") == 0) {
       printf("opspec-gen %s\n", OPSPEC_GEN_VERSION);
-      free(paths);
       return 0;
     } else if (strcmp(argv[i], "--max-errors") == 0 && i + 1 < argc) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
       if (argv[i][0] == '\0' || *end != '\0' || v < 0 || v > 1000000) {
         fprintf(stderr, "opspec-gen: error: --max-errors needs a count, got '%s'\n", argv[i]);
-        free(paths);
         return 2;
       }
-      max_errors = (int)v;
+      o->max_errors = (int)v;
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       og_usage(stdout);
-      free(paths);
       return 0;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "opspec-gen: error: unknown option '%s'\n", argv[i]);
       og_usage(stderr);
-      free(paths);
       return 2;
     } else {
-      paths[npaths++] = argv[i];
+      o->paths[o->npaths++] = argv[i];
     }
   }
-  if (schema) {
-    free(paths);
-    return og_write_schema(out_given ? out_dir : NULL, npaths);
-  }
-  if (npaths == 0) {
+  if (!o->schema && o->npaths == 0) {
     og_usage(stderr);
-    free(paths);
     return 2;
   }
+  return -1;
+}
 
-  og_diag d = {.max_shown = max_errors};
-  og_op **ops = calloc(npaths, sizeof *ops);
+/* Reports an op whose name another op has, or has but for case. */
+static void og_check_unique(og_op *const *ops, size_t nops, const og_op *op, og_diag *d) {
+  for (size_t j = 0; j < nops; ++j)
+    if (strcasecmp(ops[j]->name, op->name) == 0) {
+      /* Names differing only in case would share an include guard, and their files
+       * would collide on case-insensitive file systems. */
+      if (strcmp(ops[j]->name, op->name) == 0)
+        og_diag_error(d, op->loc, "op '%s' is defined twice", op->name);
+      else
+        og_diag_error(d, op->loc, "op '%s' differs from op '%s' only in case", op->name, ops[j]->name);
+      og_diag_note(d, ops[j]->loc, "'%s' is defined here", ops[j]->name);
+    }
+}
+
+/* Load, then check, every spec; the ops that loaded go to `ops` (errors in `d`). */
+static size_t og_load_and_check(const og_options *o, og_op **ops, og_diag *d) {
   size_t nops = 0;
-  for (size_t i = 0; i < npaths; ++i) {
-    og_op *op = og_spec_load(paths[i], &d);
+  for (size_t i = 0; i < o->npaths; ++i) {
+    og_source *src = og_source_read(o->paths[i], d);
+    og_op *op = src ? og_load_spec(src, NULL, d) : NULL;
     if (!op) continue;
-    for (size_t j = 0; j < nops; ++j)
-      if (strcasecmp(ops[j]->name, op->name) == 0) {
-        /* Names differing only in case would share an include guard, and their files
-         * would collide on case-insensitive file systems. */
-        if (strcmp(ops[j]->name, op->name) == 0)
-          og_diag_error(&d, op->loc, "op '%s' is defined twice", op->name);
-        else
-          og_diag_error(&d, op->loc, "op '%s' differs from op '%s' only in case", op->name, ops[j]->name);
-        og_diag_note(&d, ops[j]->loc, "'%s' is defined here", ops[j]->name);
-      }
+    int before = d->errors;
+    og_spec_check(op, d);
+    if (d->errors != before) {
+      og_op_free(op);
+      continue;
+    }
+    og_check_unique(ops, nops, op, d);
     ops[nops++] = op;
   }
+  return nops;
+}
 
-  int status = 0;
-  if (d.errors) {
-    int hidden = og_diag_hidden(&d);
-    fprintf(stderr, "%s%d error%s", og_buf_str(&d.out), d.errors, d.errors == 1 ? "" : "s");
-    if (hidden) fprintf(stderr, " (%d not shown; --max-errors 0 shows all)", hidden);
-    fprintf(stderr, "; nothing was written\n");
-    status = 1;
-  } else if (!check_only) {
-    /* The built-in templates unless a folder is named: opspec-gen then works from any
-     * folder, installed or not, and generates what the runtime it ships with expects. */
-    og_tmpl_env *env = og_tmpl_env_new(template_dir ? template_dir : "templates");
-    if (!template_dir)
-      for (const og_embedded_template *t = og_embedded_templates; t->name; ++t) {
-        og_buf path = {0};
-        og_buf_printf(&path, "templates/%s", t->name); /* where it came from, for messages */
-        og_tmpl_env_add(env, t->name, og_buf_str(&path), t->text);
-        og_buf_free(&path);
-      }
-    og_emit_stats stats;
-    og_emit_opts opts = {.package = package, .verify = verify};
-    if (!og_emit_all(env, ops, nops, out_dir, &opts, &stats, &d)) {
-      fprintf(stderr, "%s", og_buf_str(&d.out));
-      if (verify)
-        fprintf(stderr,
-                "opspec-gen: %s is out of date: %d of %d files differ or are missing, %d stale; regenerate it\n",
-                out_dir, stats.written, stats.files, stats.removed);
-      status = 1;
-    } else if (verify) {
-      if (!quiet)
-        printf("opspec-gen: %s is up to date (%zu op%s, %d files)\n", out_dir, nops, nops == 1 ? "" : "s", stats.files);
-    } else if (!quiet) {
-      printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s",
-             stats.files, stats.written, stats.removed, out_dir);
+static void og_report_errors(og_diag *d) {
+  int hidden = og_diag_hidden(d);
+  fprintf(stderr, "%s%d error%s", og_buf_str(&d->out), d->errors, d->errors == 1 ? "" : "s");
+  if (hidden) fprintf(stderr, " (%d not shown; --max-errors 0 shows all)", hidden);
+  fprintf(stderr, "; nothing was written\n");
+}
+
+/* The built-in templates unless a folder is named: opspec-gen then works from any
+ * folder, installed or not, and generates what the runtime it ships with expects. */
+static og_tmpl_env *og_templates(const char *template_dir) {
+  og_tmpl_env *env = og_tmpl_env_new(template_dir ? template_dir : "templates");
+  if (!template_dir)
+    for (const og_embedded_template *t = og_embedded_templates; t->name; ++t) {
+      og_buf path = {0};
+      og_buf_printf(&path, "templates/%s", t->name); /* where it came from, for messages */
+      og_tmpl_env_add(env, t->name, og_buf_str(&path), t->text);
+      og_buf_free(&path);
     }
-    og_tmpl_env_free(env);
-  } else if (!quiet) {
-    printf("opspec-gen: %zu spec%s OK\n", nops, nops == 1 ? "" : "s");
+  return env;
+}
+
+/* Plan and render every op and the library, then write (or verify) it all. */
+static int og_generate(const og_options *o, const og_op *const *ops, size_t nops, og_diag *d) {
+  og_tmpl_env *env = og_templates(o->template_dir);
+  og_produced produced = {0};
+  og_write_stats stats = {0};
+  bool ok = og_render_all(env, ops, nops, o->out_dir, o->package, &produced, d) &&
+            og_write_all(&produced, o->out_dir, o->verify, &stats, d);
+  og_produced_free(&produced);
+  og_tmpl_env_free(env);
+  if (!ok) {
+    fprintf(stderr, "%s", og_buf_str(&d->out));
+    if (o->verify)
+      fprintf(stderr, "opspec-gen: %s is out of date: %d of %d files differ or are missing, %d stale; regenerate it\n",
+              o->out_dir, stats.written, stats.files, stats.removed);
+    return 1;
+  }
+  if (o->quiet) return 0;
+  if (o->verify)
+    printf("opspec-gen: %s is up to date (%zu op%s, %d files)\n", o->out_dir, nops, nops == 1 ? "" : "s", stats.files);
+  else
+    printf("opspec-gen: %zu op%s, %d files (%d changed, %d stale removed) in %s\n", nops, nops == 1 ? "" : "s",
+           stats.files, stats.written, stats.removed, o->out_dir);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  og_options o;
+  int status = og_parse_options(argc, argv, &o);
+  if (status < 0 && o.schema) status = og_write_schema(o.out_given ? o.out_dir : NULL, o.npaths);
+  if (status >= 0) {
+    free(o.paths);
+    return status;
+  }
+  og_diag d = {.max_shown = o.max_errors};
+  og_op **ops = calloc(o.npaths, sizeof *ops);
+  size_t nops = og_load_and_check(&o, ops, &d);
+  if (d.errors) {
+    og_report_errors(&d);
+    status = 1;
+  } else if (!o.check_only) {
+    status = og_generate(&o, (const og_op *const *)ops, nops, &d);
+  } else {
+    if (!o.quiet) printf("opspec-gen: %zu spec%s OK\n", nops, nops == 1 ? "" : "s");
+    status = 0;
   }
   for (size_t i = 0; i < nops; ++i) og_op_free(ops[i]);
   free(ops);
-  free(paths);
+  free(o.paths);
   og_diag_free(&d);
   return status;
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "expr.h"
+#include "model/expr.h"
 #include "opspec/limits.h"
 
 /* Parses `text` as the whole of line 1 of "e.yaml"; returns NULL on error. */

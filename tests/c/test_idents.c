@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "c_idents.h"
+#include "util/buf.h"
+#include "util/c_idents.h"
 #include "check.h"
 
 static void og_expect_idents(const char *code, const char *want) {

@@ -1,9 +1,9 @@
 /* The scanner of derivative formulas: the names a formula reads, and what it refuses. */
 #include <stddef.h>
 
-#include "buf.h"
+#include "util/buf.h"
 #include "check.h"
-#include "py_formula.h"
+#include "load/py_formula.h"
 
 /* Names as "name@offset ...", or "error@offset: why". */
 static void og_expect_scan(const char *text, const char *want) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "model.h"
+#include "check/check.h"
 
 #define BAD "tests/fixtures/bad/"
 
@@ -90,6 +90,17 @@ static void og_test_missing_file(void) {
   og_diag_free(&d);
 }
 
+/* An unknown top-level key: the message lists every key the loader takes there, the
+ * last one taken (fastmath) included. */
+static void og_test_allowed_keys_listed(void) {
+  og_diag d = {0};
+  og_source *src = og_source_from_string("<spec>", "op: x\nbogus: 1\n");
+  OG_CHECK(og_spec_load_source(src, &d) == NULL);
+  OG_CHECK_CONTAINS(og_buf_str(&d.out), "unknown key 'bogus' in spec (expected one of: op, doc, types, inputs,");
+  OG_CHECK_CONTAINS(og_buf_str(&d.out), ", reduce, independent, fastmath)");
+  og_diag_free(&d);
+}
+
 static void og_test_good_spec_model(void) {
   og_diag d = {0};
   og_op *op = og_spec_load("specs/csr_matvec.yaml", &d);
@@ -131,6 +142,7 @@ int main(void) {
   og_test_bad_specs();
   og_test_quote_and_caret();
   og_test_missing_file();
+  og_test_allowed_keys_listed();
   og_test_good_spec_model();
   return og_check_report("test_spec");
 }

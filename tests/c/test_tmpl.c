@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tmpl.h"
+#include "render/tmpl.h"
 
 /* ---- fixtures -------------------------------------------------------------------- */
 
@@ -263,6 +263,30 @@ static void test_for(const og_value *ctx) {
   EXPECT_OUT("{%\n  for\ta\nin op . args\n%}{{ a.name }}{%   endfor   %}", "xyout");
 }
 
+static void test_if(const og_value *ctx) {
+  /* A bool, a list or a string: true when true or non-empty. */
+  EXPECT_OUT("{% if t %}yes{% endif %}", "yes");
+  EXPECT_OUT("[{% if f %}yes{% endif %}]", "[]");
+  EXPECT_OUT("{% if names %}some{% endif %}|{% if empty_list %}none{% endif %}", "some|");
+  EXPECT_OUT("{% if name %}named{% endif %}|{% if empty %}blank{% endif %}", "named|");
+  EXPECT_OUT("{% if op.name %}{{ op.name }}{% endif %}", "matmul");
+  /* else, elif: the first true branch, or else. */
+  EXPECT_OUT("{% if f %}a{% else %}b{% endif %}", "b");
+  EXPECT_OUT("{% if t %}a{% else %}b{% endif %}", "a");
+  EXPECT_OUT("{% if f %}a{% elif t %}b{% else %}c{% endif %}", "b");
+  EXPECT_OUT("{% if f %}a{% elif empty_list %}b{% elif names %}c{% else %}d{% endif %}", "c");
+  EXPECT_OUT("{% if f %}a{% elif f %}b{% else %}c{% endif %}", "c");
+  EXPECT_OUT("{% if t %}a{% elif t %}b{% endif %}", "a");
+  EXPECT_OUT("[{% if f %}a{% elif f %}b{% endif %}]", "[]");
+  /* Nested in a for and around one, with the loop variable tested. */
+  EXPECT_OUT("{% for l in nested %}{% for x in l %}{% if x %}{{ x }}{% endif %}{% endfor %}{% endfor %}", "xyz");
+  EXPECT_OUT("{% if names %}{% for x in names %}{{ x }}{% endfor %}{% endif %}", "abc");
+  EXPECT_OUT("{% if t %}{% if f %}x{% else %}{% if names %}y{% endif %}{% endif %}{% endif %}", "y");
+  /* Block tags alone on their lines leave no trace. */
+  EXPECT_OUT("a\n{% if f %}\nno\n{% else %}\nyes\n{% endif %}\nb\n", "a\nyes\nb\n");
+  EXPECT_OUT("a\n  {% if t %}\n  in\n  {% endif %}\nb\n", "a\n  in\nb\n");
+}
+
 static void test_include(const og_value *ctx) {
   og_test_write("inner.tmpl", "{{ name }}");
   og_test_write("outer.tmpl", "<{% include \"inner.tmpl\" %}>");
@@ -486,6 +510,36 @@ static void test_errors(const og_value *ctx) {
   EXPECT_ERR("\n  {% for x in names %}{% for y in names %}{% endfor %}",
              "t.tmpl:2:6: error: unclosed 'for' (missing '{% endfor %}')\n");
   EXPECT_ERR("x{% endfor %}", "t.tmpl:1:5: error: unexpected 'endfor' with no matching opening tag\n");
+  EXPECT_ERR("{% if t %}x", "t.tmpl:1:4: error: unclosed 'if' (missing '{% endif %}')\n");
+  EXPECT_ERR("{% if t %}{% elif f %}x", "t.tmpl:1:14: error: unclosed 'elif' (missing '{% endif %}')\n");
+  EXPECT_ERR("{% if t %}{% else %}x", "t.tmpl:1:4: error: unclosed 'if' (missing '{% endif %}')\n");
+  EXPECT_ERR("x{% endif %}", "t.tmpl:1:5: error: unexpected 'endif' with no matching opening tag\n");
+  EXPECT_ERR("x{% else %}", "t.tmpl:1:5: error: unexpected 'else' with no matching opening tag\n");
+  EXPECT_ERR("{% elif t %}", "t.tmpl:1:4: error: unexpected 'elif' with no matching opening tag\n");
+  EXPECT_ERR("{% if t %}{% endfor %}",
+             "t.tmpl:1:14: error: unexpected 'endfor' inside 'if' (expected '{% endif %}')\n");
+  EXPECT_ERR("{% for x in names %}{% endif %}",
+             "t.tmpl:1:24: error: unexpected 'endif' inside 'for' (expected '{% endfor %}')\n");
+  EXPECT_ERR("{% for x in names %}{% else %}{% endfor %}",
+             "t.tmpl:1:24: error: unexpected 'else' inside 'for' (expected '{% endfor %}')\n");
+  EXPECT_ERR("{% if t %}{% else %}{% elif f %}{% endif %}",
+             "t.tmpl:1:24: error: unexpected 'elif' after 'else' (expected '{% endif %}')\n");
+  EXPECT_ERR("{% if t %}{% else %}{% else %}{% endif %}",
+             "t.tmpl:1:24: error: unexpected 'else' after 'else' (expected '{% endif %}')\n");
+  EXPECT_ERR("{% if %}{% endif %}", "t.tmpl:1:7: error: expected a name path, got end of tag\n");
+  EXPECT_ERR("{% if t f %}{% endif %}", "t.tmpl:1:9: error: expected end of tag, got 'f'\n");
+  EXPECT_ERR("{% if t %}{% else t %}{% endif %}", "t.tmpl:1:19: error: expected end of tag, got 't'\n");
+  EXPECT_ERR("{% if t %}{% endif t %}", "t.tmpl:1:20: error: expected end of tag, got 't'\n");
+  /* What an if cannot test, and names it cannot find; each only where it renders. */
+  EXPECT_ERR("{% if n %}{% endif %}",
+             "t.tmpl:1:7: error: cannot test a int (an if takes a bool, a list or a string)\n");
+  EXPECT_ERR("{% if op %}{% endif %}",
+             "t.tmpl:1:7: error: cannot test a map (an if takes a bool, a list or a string)\n");
+  EXPECT_ERR("{% if nul %}{% endif %}", "t.tmpl:1:7: error: cannot test a null");
+  EXPECT_ERR("{% if nope %}{% endif %}", "t.tmpl:1:7: error: 'nope' is undefined\n");
+  EXPECT_ERR("{% if f %}{% elif op.nope %}{% endif %}",
+             "t.tmpl:1:22: error: 'nope' is undefined (no such key in the map)\n");
+  EXPECT_OUT("{% if t %}ok{% elif nope %}{% endif %}", "ok");
   EXPECT_ERR("{% for x in names %}{% endfor %}{% endfor %}",
              "t.tmpl:1:36: error: unexpected 'endfor' with no matching opening tag\n");
 
@@ -516,13 +570,12 @@ static void test_errors(const og_value *ctx) {
 
 /* Jinja syntax the engine dropped: each gets an error that names it. */
 static void test_removed(const og_value *ctx) {
-  EXPECT_ERR("{% if t %}x{% endif %}",
-             "t.tmpl:1:4: error: unknown statement 'if' (templates support for, endfor, include)\n");
-  EXPECT_ERR("{% if a == b and not c %}{% endif %}", "t.tmpl:1:4: error: unknown statement 'if'");
-  EXPECT_ERR("x{% endif %}", "t.tmpl:1:5: error: unknown statement 'endif'");
-  EXPECT_ERR("{% for x in names %}{% else %}{% endfor %}", "t.tmpl:1:24: error: unknown statement 'else'");
-  EXPECT_ERR("{% elif t %}", "t.tmpl:1:4: error: unknown statement 'elif'");
-  EXPECT_ERR("{% set x = 1 %}", "t.tmpl:1:4: error: unknown statement 'set'");
+  EXPECT_ERR("{% set x = 1 %}", "t.tmpl:1:4: error: unknown statement 'set' (templates support for, if, include)\n");
+  /* An if tests a path, nothing more. */
+  EXPECT_ERR("{% if a == b and not c %}{% endif %}", "t.tmpl:1:9: error: operator '==' is not supported\n");
+  EXPECT_ERR("{% if not t %}{% endif %}", "t.tmpl:1:7: error: operator 'not' is not supported\n");
+  EXPECT_ERR("{% if t and f %}{% endif %}", "t.tmpl:1:9: error: operator 'and' is not supported\n");
+  EXPECT_ERR("{% if names | length %}{% endif %}", "t.tmpl:1:13: error: filters are not supported\n");
   EXPECT_ERR("{% raw %}", "t.tmpl:1:4: error: unknown statement 'raw'");
   EXPECT_ERR("{% macro m() %}", "t.tmpl:1:4: error: unknown statement 'macro'");
 
@@ -567,8 +620,8 @@ static void test_removed(const og_value *ctx) {
   EXPECT_ERR("{% for x in names %}{{ loop.index }}{% endfor %}",
              "t.tmpl:1:24: error: 'loop' is undefined (loop.* variables are not supported)\n");
   /* The first problem in reading order is the one reported. */
-  EXPECT_ERR("{{ name | upper }}{% if t %}", "t.tmpl:1:9: error: filters are not supported\n");
-  EXPECT_ERR("{% if t %}{{ name | upper }}", "t.tmpl:1:4: error: unknown statement 'if'");
+  EXPECT_ERR("{{ name | upper }}{% set t %}", "t.tmpl:1:9: error: filters are not supported\n");
+  EXPECT_ERR("{% set t %}{{ name | upper }}", "t.tmpl:1:4: error: unknown statement 'set'");
 }
 
 static void test_include_errors(const og_value *ctx) {
@@ -583,10 +636,10 @@ static void test_include_errors(const og_value *ctx) {
   /* Errors inside an included template point into it. */
   og_test_write("bad_render.tmpl", "ok {{ undefined_thing }}");
   EXPECT_ERR("{% include \"bad_render.tmpl\" %}", "bad_render.tmpl:1:7: error: 'undefined_thing' is undefined\n");
-  og_test_write("bad_parse.tmpl", "\n{% if t %}");
+  og_test_write("bad_parse.tmpl", "\n{% set t %}");
   EXPECT_ERR("{% include \"bad_parse.tmpl\" %}",
-             "bad_parse.tmpl:2:4: error: unknown statement 'if' (templates support for, endfor, include)\n"
-             " 2 | {% if t %}\n"
+             "bad_parse.tmpl:2:4: error: unknown statement 'set' (templates support for, if, include)\n"
+             " 2 | {% set t %}\n"
              "   |    ^\n"
              "t.tmpl:1:4: note: included from here\n"
              " 1 | {% include \"bad_parse.tmpl\" %}\n"
@@ -655,6 +708,21 @@ static void test_depth(const og_value *ctx) {
     free(got);
     free(diag);
   }
+
+  /* An elif nests in the if before it: a long chain meets the same limit. */
+  for (int elifs = 254; elifs <= 256; elifs += 2) {
+    og_buf_clear(&text);
+    og_buf_puts(&text, "{% if f %}");
+    for (int i = 0; i < elifs; ++i) og_buf_puts(&text, "{% elif f %}");
+    og_buf_puts(&text, "{% else %}end{% endif %}");
+    got = og_test_render(og_buf_str(&text), ctx, &diag);
+    if (elifs == 254)
+      OG_CHECK_STR(got, "end");
+    else
+      OG_CHECK(got == NULL && strstr(diag, "error: template nested deeper than 256 levels\n") != NULL);
+    free(got);
+    free(diag);
+  }
   og_buf_free(&text);
 }
 
@@ -669,6 +737,7 @@ int main(void) {
   test_paths(ctx);
   test_long_paths(ctx);
   test_for(ctx);
+  test_if(ctx);
   test_include(ctx);
   test_env(ctx);
   test_comments(ctx);

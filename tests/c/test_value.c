@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "value.h"
+#include "render/value.h"
 
 static void test_scalars(void) {
   og_value *n = og_value_null(), *t = og_value_bool(true), *f = og_value_bool(false);
@@ -118,6 +118,16 @@ static void test_map(void) {
   }
   OG_CHECK(og_value_as_int(og_map_get(m, "key0")) == 0);
   OG_CHECK(og_value_as_int(og_map_get(m, "key199")) == 199);
+
+  /* Taking a key hands over its value and keeps the others, in order. */
+  og_value *taken = og_map_take(m, "name");
+  OG_CHECK_STR(og_value_as_str(taken), "add");
+  og_value_free(taken);
+  OG_CHECK(og_map_get(m, "name") == NULL);
+  OG_CHECK(og_map_take(m, "name") == NULL);
+  OG_CHECK(og_value_as_int(og_map_get(m, "key0")) == 0);
+  OG_CHECK(og_value_as_int(og_map_get(m, "key199")) == 199);
+  OG_CHECK(og_map_take(NULL, "name") == NULL);
   og_value_free(m);
 }
 

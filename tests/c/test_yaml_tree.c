@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "yaml_tree.h"
+#include "load/yaml_tree.h"
 
 /* Loads `text` as "spec.yaml"; *src must be freed by the caller (the tree points into
  * it). Prints the diagnostics when loading failed unexpectedly. */

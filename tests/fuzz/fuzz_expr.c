@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expr.h"
+#include "model/expr.h"
 
 /* Every name is bound, to its length mod 4: the fuzzer picks a name's value (0 too,
  * for division by zero) by its length. */

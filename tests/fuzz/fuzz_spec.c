@@ -22,9 +22,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "emit.h"
-#include "model.h"
-#include "tmpl.h"
+#include "render/render.h"
+#include "check/check.h"
+#include "render/tmpl.h"
 
 #ifndef OPSPEC_FUZZ_TEMPLATES_DIR
 #error "define OPSPEC_FUZZ_TEMPLATES_DIR as the absolute templates/ path (tests/fuzz/CMakeLists.txt does)"
@@ -131,10 +131,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   if (op) {
-    /* Every file opspec-gen would write, rendered into memory by the emitter itself. */
+    /* Every file opspec-gen would write, rendered into memory by the renderer itself. */
     og_produced produced = {0};
     og_diag rd = {0};
-    if (!og_emit_render(opspec_fuzz_env, &op, 1, "generated", "opspec", &produced, &rd)) {
+    const og_op *ops[] = {op};
+    if (!og_render_all(opspec_fuzz_env, ops, 1, "generated", "opspec", &produced, &rd)) {
       fprintf(stderr, "fuzz_spec: a spec the checker accepted does not render:\n%s", og_buf_str(&rd.out));
       abort();
     }

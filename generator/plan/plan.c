@@ -1,0 +1,35 @@
+#include "plan/plan.h"
+
+#include "util/c_idents.h"
+
+/* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
+ * loop (the body has none of its own, whose inner loop is then the one to vectorise)
+ * and the body cannot leave it (OpenMP forbids a jump out of a simd loop) nor report
+ * through opspec_reject()'s atomic store. The pragma asserts what a portable kernel
+ * promises anyway: each index runs on its own, in any order (threads, GPU lanes). */
+static bool og_plan_cpu_simd(const og_op *op) {
+  static const char *const stops[] = {"for", "while", "do", "goto", "return", "break", "switch", "opspec_reject"};
+  og_idents used = {0};
+  og_idents_scan(&used, op->kernel.text);
+  bool simd = true;
+  for (size_t k = 0; k < sizeof stops / sizeof stops[0]; ++k) simd = simd && !og_idents_has(&used, stops[k]);
+  og_idents_free(&used);
+  return simd;
+}
+
+const og_body *og_plan_cpu_body(const og_op *op) { return op->cpu.present ? &op->cpu : &op->kernel; }
+
+void og_plan_op(const og_op *op, og_op_plan *plan) {
+  plan->has_cuda = op->ncuda > 0 || op->kernel.present;
+  /* A portable kernel without scratch (which is one element's) runs a natively batched
+   * call in one launch (opspec_op_desc.cuda_batch_grid): the batch runs along the grid's
+   * z for 1 or 2 launch dims, and in each thread's loop for 3, whose launch takes z. */
+  plan->cuda_batch_grid = !op->ncuda && op->kernel.present && !op->nscratch;
+  plan->cpu_portable = !op->cpu.present;
+  plan->cpu_simd = plan->cpu_portable && og_plan_cpu_simd(op);
+  plan->body_shared = !op->cpu.present && !op->ncuda;
+  /* `fastmath:` reaches the CPU file only: nvcc's kernels follow their own flags. */
+  plan->fastmath = op->fastmath;
+  plan->rejects = og_op_rejects(op);
+  plan->nvariants = og_op_nvariants(op);
+}

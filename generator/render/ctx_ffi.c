@@ -1,0 +1,493 @@
+/* The handler file of an op: the tables that describe its call (opspec_op_desc), and
+ * the few functions the runtime cannot write for it because they compute the spec's
+ * expressions: the output and scratch shapes, the launch sizes, the content checks.
+ * The handlers themselves are one call each into runtime/src/handler.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/ctx_ffi.h"
+
+#include "render/c_text.h"
+#include "util/escape.h"
+
+/* Table rows as records, their columns aligned so that the tables read as tables: each
+ * row {cells}, each cell {text, sep}, `sep` the comma and the padding to the column's
+ * width (empty after the last cell, which is not padded). Takes `rows` (lists of
+ * cells) over. */
+static og_value *og_rows_record(og_value *rows) {
+  size_t width[8] = {0};
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    for (size_t c = 0; c + 1 < og_list_len(row) && c < 8; ++c) {
+      size_t len = strlen(og_value_as_str(og_list_at(row, c)));
+      if (len > width[c]) width[c] = len;
+    }
+  }
+  og_value *records = og_value_list();
+  for (size_t r = 0; r < og_list_len(rows); ++r) {
+    const og_value *row = og_list_at(rows, r);
+    og_value *record = og_value_map(), *cells = og_value_list();
+    for (size_t c = 0; c < og_list_len(row); ++c) {
+      const char *text = og_value_as_str(og_list_at(row, c));
+      og_value *cell = og_value_map();
+      og_buf sep = {0};
+      if (c + 1 < og_list_len(row)) og_buf_printf(&sep, ",%*s", (int)(width[c] - strlen(text) + 1), "");
+      og_map_set_str(cell, "text", text);
+      og_map_set(cell, "sep", og_value_str_take(og_buf_take(&sep)));
+      og_list_push(cells, cell);
+    }
+    og_map_set(record, "cells", cells);
+    og_list_push(records, record);
+  }
+  og_value_free(rows);
+  return records;
+}
+
+/* A table of the call's description as a record {type, field, comment, rows}. */
+static og_value *og_table_record(const char *type, const char *field, const char *comment, og_value *rows) {
+  og_value *table = og_value_map();
+  og_map_set_str(table, "type", type);
+  og_map_set_str(table, "field", field);
+  og_map_set_str(table, "comment", comment);
+  og_map_set(table, "rows", og_rows_record(rows));
+  return table;
+}
+
+static og_value *og_row(void) { return og_value_list(); }
+
+static void og_cell(og_value *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void og_cell(og_value *row, const char *fmt, ...) {
+  og_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  og_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  og_list_push(row, og_value_str_take(og_buf_take(&b)));
+}
+
+/* A dim of an input or output as the runtime checks it: an output's expression (a bare
+ * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
+static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
+  const og_expr *e = dim->expr;
+  if (dim->kind == OG_DIM_ELLIPSIS)
+    og_buf_puts(out, "OPSPEC_ELLIPSIS");
+  else if (dim->kind == OG_DIM_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)dim->value);
+  else if (dim->kind == OG_DIM_SYM)
+    og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
+  else if (e->kind == OG_E_INT)
+    og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
+  else
+    og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
+}
+
+static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT; }
+
+static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_value *rows, size_t *nextents) {
+  for (size_t i = 0; i < n; ++i) {
+    const og_array *a = &arrays[i];
+    og_value *row = og_row();
+    og_cell(row, "\"%s\"", a->name);
+    og_buf dt = {0}, dims = {0};
+    if (a->typevar >= 0)
+      og_buf_printf(&dt, "OPSPEC_TYPEVAR(%d)", a->typevar);
+    else
+      og_dtype_enum(&dt, a->dtype);
+    og_cell(row, "%s", og_buf_str(&dt));
+    if (a->role == OG_SCRATCH) {
+      og_cell(row, "%zu", a->ndims);
+      og_cell(row, "NULL");
+    } else {
+      og_cell(row, "%zu", a->ndims);
+      if (a->ndims == 0)
+        og_buf_puts(&dims, "NULL");
+      else
+        og_buf_puts(&dims, "(const opspec_dim[]){");
+      for (size_t d = 0; d < a->ndims; ++d) {
+        if (d) og_buf_puts(&dims, ", ");
+        og_dim_init(op, &a->dims[d], &dims, nextents);
+      }
+      if (a->ndims) og_buf_putc(&dims, '}');
+      og_cell(row, "%s", og_buf_str(&dims));
+    }
+    og_cell(row, "OPSPEC_AT(%s)", a->name);
+    og_list_push(rows, row);
+    og_buf_free(&dt);
+    og_buf_free(&dims);
+  }
+}
+
+/* One {what, text, value, min} row of a size check. Literals were checked by the
+ * generator, and a bare name cannot divide or overflow: only an attribute could be
+ * negative, which matters only where a positive count is needed. */
+static void og_count_name(const og_expr *n, void *ud) {
+  (void)n;
+  ++*(size_t *)ud;
+}
+
+/* A constant expression ("256 * 8") was computed and checked by the generator. */
+static bool og_is_constant(const og_expr *e) {
+  size_t names = 0;
+  og_expr_visit_names(e, og_count_name, &names);
+  return names == 0;
+}
+
+static void og_size_row(og_value *rows, const char *what, const og_expr *e, const char *value, const char *min) {
+  if (!e || og_is_constant(e) || (e->kind == OG_E_NAME && strcmp(min, "1") != 0)) return;
+  og_value *row = og_row(), *text = og_spec_text(e);
+  og_buf w = {0};
+  og_escape_c_string(&w, what);
+  og_cell(row, "\"%s\"", og_buf_str(&w));
+  og_cell(row, "\"%s\"", og_value_as_str(text));
+  og_cell(row, "%s", value);
+  og_cell(row, "%s", min);
+  og_list_push(rows, row);
+  og_buf_free(&w);
+  og_value_free(text);
+}
+
+static void og_size_row_expr(const og_op *op, og_value *rows, const char *what, const og_expr *e, const char *min) {
+  if (!e) return;
+  og_value *value = og_c_expr_checked(op, e);
+  og_size_row(rows, what, e, og_value_as_str(value), min);
+  og_value_free(value);
+}
+
+static void og_size_rows_launch(const og_op *op, og_value *rows, const char *what, const og_launch *l,
+                                const char *min) {
+  for (size_t d = 0; d < l->n; ++d) {
+    og_buf label = {0};
+    og_buf_printf(&label, l->n > 1 ? "%s %zu" : "%s", what, d);
+    og_size_row_expr(op, rows, og_buf_str(&label), l->extents[d], min);
+    og_buf_free(&label);
+  }
+}
+
+/* A function of the handler as a record: {name, comment, computes (it takes `extents`
+ * and sets values: `assigns` {target, value}), konst ("const " where it only reads the
+ * args struct), reads (it reads the args struct at all), unused_extents, sizes (rows
+ * of opspec_size_check, og_rows_record's), checks {init, array} and scans {array,
+ * input, check} (the content checks)}. */
+static og_value *og_ffi_function(const char *name, const char *comment) {
+  og_value *fn = og_value_map();
+  og_map_set_str(fn, "name", name);
+  og_map_set_str(fn, "comment", comment);
+  og_map_set_bool(fn, "computes", false);
+  og_map_set_str(fn, "konst", "const ");
+  og_map_set_bool(fn, "reads", true);
+  og_map_set_bool(fn, "unused_extents", false);
+  og_map_set(fn, "assigns", og_value_list());
+  og_map_set(fn, "sizes", og_value_list());
+  og_map_set(fn, "checks", og_value_list());
+  og_map_set(fn, "scans", og_value_list());
+  return fn;
+}
+
+static void og_assign(og_value *assigns, const char *target, og_value *value) {
+  og_value *a = og_value_map();
+  og_map_set_str(a, "target", target);
+  og_map_set(a, "value", value);
+  og_list_push(assigns, a);
+}
+
+/* A function of the call that computes values (`assigns`, of `extents[...]` or scratch
+ * shapes) and then checks `rows`: `shapes` and `launch_sizes`. */
+static og_value *og_ffi_computing_function(const char *name, const char *comment, const char *konst, og_value *assigns,
+                                           og_value *rows, bool sets_extents) {
+  og_value *fn = og_ffi_function(name, comment);
+  /* A shape of constants alone reads no argument. */
+  bool reads = og_list_len(rows) > 0;
+  for (size_t i = 0; i < og_list_len(assigns); ++i) {
+    const og_value *a = og_list_at(assigns, i);
+    reads |= strstr(og_value_as_str(og_map_get(a, "target")), "args->") != NULL ||
+             strstr(og_value_as_str(og_map_get(a, "value")), "args->") != NULL;
+  }
+  og_map_set_bool(fn, "computes", true);
+  og_map_set_str(fn, "konst", konst);
+  og_map_set_bool(fn, "reads", reads);
+  og_map_set_bool(fn, "unused_extents", !sets_extents);
+  og_map_set(fn, "assigns", assigns);
+  og_map_set(fn, "sizes", og_rows_record(rows));
+  return fn;
+}
+
+/* `shapes`: the outputs' computed extents and the scratch shapes, checked together with
+ * the content checks' bounds (which the same inputs determine); NULL when there is
+ * nothing to compute or check. */
+static og_value *og_ffi_shapes(const og_op *op) {
+  og_value *assigns = og_value_list(), *rows = og_value_list();
+  og_buf what = {0}, at = {0};
+  size_t nextents = 0;
+  for (size_t i = 0; i < op->noutputs; ++i)
+    for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
+      const og_dim *dim = &op->outputs[i].dims[d];
+      if (!og_dim_is_extent(dim)) continue;
+      og_buf_clear(&at);
+      og_buf_printf(&at, "extents[%zu]", nextents++);
+      og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));
+      og_buf_clear(&what);
+      og_buf_printf(&what, "output '%s' dim %zu", op->outputs[i].name, d);
+      og_size_row(rows, og_buf_str(&what), dim->expr, og_buf_str(&at), "0");
+    }
+  for (size_t i = 0; i < op->nscratch; ++i)
+    for (size_t d = 0; d < op->scratch[i].ndims; ++d) {
+      const og_dim *dim = &op->scratch[i].dims[d];
+      og_buf_clear(&at);
+      og_buf_printf(&at, "args->%s.shape[%zu]", op->scratch[i].name, d);
+      og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));
+      og_buf_clear(&what);
+      og_buf_printf(&what, "scratch '%s' dim %zu", op->scratch[i].name, d);
+      og_size_row(rows, og_buf_str(&what), dim->expr, og_buf_str(&at), "0");
+    }
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'min' of input '%s'", op->inputs[i].name);
+    og_size_row_expr(op, rows, og_buf_str(&what), op->inputs[i].check.min, "-INT64_MAX");
+    og_buf_clear(&what);
+    og_buf_printf(&what, "check 'max' of input '%s'", op->inputs[i].name);
+    og_size_row_expr(op, rows, og_buf_str(&what), op->inputs[i].check.max, "-INT64_MAX");
+  }
+  og_buf_free(&what);
+  og_buf_free(&at);
+  if (!og_list_len(assigns) && !og_list_len(rows)) {
+    og_value_free(assigns);
+    og_value_free(rows);
+    return NULL;
+  }
+  return og_ffi_computing_function("shapes",
+                                   "This call's output extents and scratch shapes, from the spec's expressions.", "",
+                                   assigns, rows, nextents > 0);
+}
+
+/* `launch`: the portable launch's extents, computed and checked, for the CPU handler
+ * that runs the kernel's loop. */
+static og_value *og_ffi_launch_sizes(const og_op *op) {
+  if (!op->launch.n) return NULL;
+  og_value *assigns = og_value_list(), *rows = og_value_list();
+  for (size_t d = 0; d < op->launch.n; ++d) {
+    char at[32];
+    snprintf(at, sizeof at, "extents[%zu]", d);
+    og_assign(assigns, at, og_c_expr_checked(op, op->launch.extents[d]));
+    og_buf label = {0};
+    og_buf_printf(&label, op->launch.n > 1 ? "launch extent %zu" : "launch extent", d);
+    og_size_row(rows, og_buf_str(&label), op->launch.extents[d], at, "0");
+    og_buf_free(&label);
+  }
+  return og_ffi_computing_function("launch_sizes",
+                                   "The portable launch's extents (which may read any array's size), for the loop.",
+                                   "const ", assigns, rows, true);
+}
+
+/* `cuda`: the CUDA launch configuration's sizes, checked; NULL when nothing needs a
+ * check at run time. */
+static og_value *og_ffi_cuda_sizes(const og_op *op) {
+  og_value *rows = og_value_list();
+  og_size_rows_launch(op, rows, "threads_per_block", &op->threads, "1");
+  static const char *const parts[] = {"launch extent", "threads_per_block", "grid", "block"};
+  static const char *const mins[] = {"0", "1", "0", "1"};
+  og_buf what = {0};
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    const og_launch *launches[] = {&kern->launch, &kern->threads, &kern->grid, &kern->block};
+    for (size_t p = 0; p < 4; ++p) {
+      og_buf_clear(&what);
+      og_buf_printf(&what, "cuda kernel '%s' %s", kern->name, parts[p]);
+      og_size_rows_launch(op, rows, og_buf_str(&what), launches[p], mins[p]);
+    }
+    og_buf_clear(&what);
+    og_buf_printf(&what, "cuda kernel '%s' shared_mem", kern->name);
+    og_size_row_expr(op, rows, og_buf_str(&what), kern->shared_mem, "0");
+  }
+  og_buf_free(&what);
+  if (!og_list_len(rows)) {
+    og_value_free(rows);
+    return NULL;
+  }
+  og_value *fn =
+      og_ffi_function("cuda_config", "The CUDA launch configuration: grids, blocks, threads, shared memory.");
+  og_map_set(fn, "sizes", og_rows_record(rows));
+  return fn;
+}
+
+/* The scans of the inputs' `check:`s, the first failure reported: those the handler
+ * runs before the kernel (`contents`), or those marked `in_kernel` (`kernel_checked`),
+ * which it runs only after the kernel called opspec_reject(), for the message. */
+static bool og_checked_by(const og_array *a, bool in_kernel) {
+  return a->check.present && a->check.in_kernel == in_kernel;
+}
+
+/* One input's check as a designated initializer's fields ".has_min = true, ...". */
+static og_value *og_check_init(const og_op *op, const og_array *a) {
+  const og_expr *bounds[] = {a->check.min, a->check.max};
+  og_buf init = {0};
+  for (size_t b = 0; b < 2; ++b) {
+    const char *key = b ? "max" : "min";
+    if (!bounds[b]) continue;
+    og_value *value = og_c_expr_checked(op, bounds[b]), *text = og_spec_text(bounds[b]);
+    og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
+                  og_value_as_str(value), key, og_value_as_str(text));
+    og_value_free(value);
+    og_value_free(text);
+  }
+  if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
+  return og_value_str_take(og_buf_take(&init));
+}
+
+static og_value *og_ffi_check_fn(const og_op *op, bool in_kernel) {
+  size_t nchecks = 0;
+  for (size_t i = 0; i < op->ninputs; ++i) nchecks += og_checked_by(&op->inputs[i], in_kernel);
+  if (!nchecks) return NULL;
+  og_value *fn = in_kernel ? og_ffi_function("kernel_checked",
+                                             "The inputs the kernel checks itself (in_kernel), scanned once it has "
+                                             "called opspec_reject().")
+                           : og_ffi_function("contents",
+                                             "The inputs' `check:`s, while opspec.set_checks() is on (on GPU, scanned "
+                                             "there).");
+  og_value *checks = og_value_list(), *scans = og_value_list();
+  for (size_t i = 0; i < op->ninputs; ++i) {
+    const og_array *a = &op->inputs[i];
+    if (!og_checked_by(a, in_kernel)) continue;
+    og_value *check = og_value_map(), *scan = og_value_map();
+    og_map_set(check, "init", og_check_init(op, a));
+    og_map_set_str(check, "array", a->name);
+    og_map_set_str(scan, "array", a->name);
+    og_map_set_int(scan, "input", (int64_t)i);
+    og_map_set_int(scan, "check", (int64_t)og_list_len(checks));
+    og_list_push(checks, check);
+    og_list_push(scans, scan);
+  }
+  og_map_set(fn, "checks", checks);
+  og_map_set(fn, "scans", scans);
+  return fn;
+}
+
+/* A table the descriptor points at: {field, count} (".nFIELD = count, .FIELD = ..."). */
+static og_value *og_desc_table(const char *field, size_t count) {
+  og_value *t = og_value_map();
+  og_map_set_str(t, "field", field);
+  og_map_set_int(t, "count", (int64_t)count);
+  return t;
+}
+
+/* The type variables' table: name, number of choices, the choices' dtypes. */
+static void og_ffi_types(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->ntypes) return;
+  og_value *rows = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_value *row = og_row();
+    og_buf choices = {0};
+    for (size_t c = 0; c < op->types[t].nchoices; ++c) {
+      og_buf_puts(&choices, c ? ", " : "(const int32_t[]){");
+      og_dtype_enum(&choices, op->types[t].choices[c]);
+    }
+    og_buf_putc(&choices, '}');
+    og_cell(row, "\"%s\"", op->types[t].name);
+    og_cell(row, "%zu", op->types[t].nchoices);
+    og_cell(row, "%s", og_buf_str(&choices));
+    og_list_push(rows, row);
+    og_buf_free(&choices);
+  }
+  og_list_push(tables, og_table_record("opspec_typevar_desc", "types", "", rows));
+  og_list_push(desc_tables, og_desc_table("types", op->ntypes));
+}
+
+/* The shape symbols' table: where each lives in the args struct. */
+static void og_ffi_symbols(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->nsymbols) return;
+  og_value *rows = og_value_list();
+  for (size_t s = 0; s < op->nsymbols; ++s) {
+    og_value *row = og_row();
+    og_cell(row, "\"%s\"", op->symbols[s]);
+    og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
+    og_list_push(rows, row);
+  }
+  og_list_push(tables, og_table_record("opspec_symbol_desc", "symbols", "", rows));
+  og_list_push(desc_tables, og_desc_table("symbols", op->nsymbols));
+}
+
+static void og_ffi_attrs(const og_op *op, og_value *tables, og_value *desc_tables) {
+  if (!op->nattrs) return;
+  /* XLA passes attributes sorted by name; the table is in that order. */
+  const og_attr **sorted = og_xcalloc(op->nattrs, sizeof *sorted);
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    size_t at = i;
+    while (at > 0 && strcmp(sorted[at - 1]->name, op->attrs[i].name) > 0) {
+      sorted[at] = sorted[at - 1];
+      --at;
+    }
+    sorted[at] = &op->attrs[i];
+  }
+  og_value *rows = og_value_list();
+  for (size_t i = 0; i < op->nattrs; ++i) {
+    og_value *row = og_row();
+    og_buf dt = {0};
+    og_dtype_enum(&dt, og_attr_types[sorted[i]->type].name);
+    og_cell(row, "\"%s\"", sorted[i]->name);
+    og_cell(row, "%s", og_buf_str(&dt));
+    og_cell(row, "OPSPEC_AT(%s)", sorted[i]->name);
+    og_list_push(rows, row);
+    og_buf_free(&dt);
+  }
+  free(sorted);
+  og_list_push(tables, og_table_record("opspec_attr_desc", "attrs", "Sorted by name, as XLA passes attributes.", rows));
+  og_list_push(desc_tables, og_desc_table("attrs", op->nattrs));
+}
+
+/* The spec's aliases as the descriptor's initializer, or "": the handler refuses a call
+ * whose output shares memory with any other input (a raw ffi_call can alias what the
+ * spec does not declare). */
+static og_value *og_ffi_aliases(const og_op *op) {
+  bool aliased = false;
+  for (size_t i = 0; i < op->noutputs; ++i) aliased |= op->outputs[i].alias_of >= 0;
+  og_buf aliases = {0};
+  if (aliased) {
+    og_buf_puts(&aliases, "(const int32_t[]){");
+    for (size_t i = 0; i < op->noutputs; ++i) og_buf_printf(&aliases, "%s%d", i ? ", " : "", op->outputs[i].alias_of);
+    og_buf_putc(&aliases, '}');
+  }
+  return og_value_str_take(og_buf_take(&aliases));
+}
+
+void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
+  og_value *tables = og_value_list();
+  size_t nextents = 0;
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  static const char *const names[] = {"inputs", "outputs", "scratch"};
+  og_value *desc_arrays = og_value_list(), *desc_tables = og_value_list();
+  for (size_t l = 0; l < 3; ++l) {
+    if (!counts[l]) continue;
+    og_value *rows = og_value_list();
+    og_array_rows(op, lists[l], counts[l], rows, &nextents);
+    og_list_push(tables, og_table_record("opspec_array_desc", names[l], "", rows));
+    og_list_push(desc_arrays, og_desc_table(names[l], counts[l]));
+  }
+  og_map_set(v, "aliases", og_ffi_aliases(op));
+  og_ffi_types(op, tables, desc_tables);
+  og_ffi_symbols(op, tables, desc_tables);
+  og_ffi_attrs(op, tables, desc_tables);
+  og_map_set(v, "ffi_tables", tables);
+  og_map_set(v, "desc_arrays", desc_arrays);
+  og_map_set(v, "desc_tables", desc_tables);
+
+  static const char *const fields[] = {"shapes", "launch", "cuda", "contents", "kernel_checked"};
+  og_value *made[] = {og_ffi_shapes(op), og_ffi_launch_sizes(op), og_ffi_cuda_sizes(op), og_ffi_check_fn(op, false),
+                      og_ffi_check_fn(op, true)};
+  og_value *functions = og_value_list(), *desc_functions = og_value_list();
+  for (size_t f = 0; f < 5; ++f) {
+    if (!made[f]) continue;
+    og_value *fn = og_value_map();
+    og_map_set_str(fn, "field", fields[f]);
+    og_map_set_str(fn, "function", og_value_as_str(og_map_get(made[f], "name")));
+    og_list_push(desc_functions, fn);
+    og_list_push(functions, made[f]);
+  }
+  og_map_set(v, "ffi_functions", functions);
+  og_map_set(v, "desc_functions", desc_functions);
+  og_map_set_bool(v, "kernel_checked", made[4] != NULL);
+  og_map_set_bool(v, "has_launch", op->launch.n > 0);
+  og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
+  og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
+}

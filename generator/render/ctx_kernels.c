@@ -1,0 +1,554 @@
+/* The kernels of an op: the body, written once into ops/<op>_body.inc; the CPU
+ * function of each type variant around it; the CUDA kernels (C++ templates over the
+ * type variables) and their launcher.
+ *
+ * Kernels declare only the names their code uses (c_idents.h), so nothing needs to be
+ * marked unused and a reader sees exactly what a body works with.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/ctx_kernels.h"
+
+#include "render/c_text.h"
+#include "util/c_idents.h"
+#include "util/escape.h"
+
+static const char *const og_index_names[] = {"i", "j", "k"};
+
+/* ---- what a piece of code uses ------------------------------------------------------ */
+
+static void og_use_expr_name(const og_expr *n, void *ud) { og_idents_add(ud, n->name); }
+
+static void og_use_expr(og_idents *used, const og_expr *e) {
+  if (e) og_expr_visit_names(e, og_use_expr_name, used);
+}
+
+static void og_use_launch(og_idents *used, const og_launch *l) {
+  for (size_t d = 0; d < l->n; ++d) og_use_expr(used, l->extents[d]);
+}
+
+/* ---- declarations --------------------------------------------------------------- */
+
+/* A local declared from the args struct: {type, name, value}, written
+ * "<type><name> = <value>;" (the type ends in a space or a '*'). */
+static og_value *og_local(const char *type, const char *name, const char *value) {
+  og_value *l = og_value_map();
+  og_map_set_str(l, "type", type);
+  og_map_set_str(l, "name", name);
+  og_map_set_str(l, "value", value);
+  return l;
+}
+
+/* Every name of the op that `used` holds, as locals (og_local) read through `args`
+ * ("opspec_args->" or "opspec_args."). With `batched`, inputs and outputs point at batch
+ * element opspec_b of the portable CUDA kernel's opspec_batch (inputs then outputs, as
+ * opspec_batch_grid numbers them). Adds the type variables the declarations need to
+ * `used`. */
+static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched) {
+  og_value *locals = og_value_list();
+  const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
+  size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
+  og_buf name = {0}, type = {0}, value = {0};
+  for (size_t l = 0; l < 3; ++l)
+    for (size_t i = 0; i < counts[l]; ++i) {
+      const og_array *a = &lists[l][i];
+      const char *ctype = og_array_ctype(a), *konst = a->role == OG_INPUT ? "const " : "";
+      /* An aliased pair shares memory, so neither pointer may be restrict. */
+      bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
+      if (og_idents_has(used, a->name)) {
+        og_buf_clear(&type);
+        og_buf_clear(&value);
+        og_buf_printf(&type, "%s%s *%s", konst, ctype, shared ? "" : "OPSPEC_RESTRICT ");
+        if (batched && l < 2)
+          og_buf_printf(&value, "(%s%s *)opspec_batch_at(%s%s.data, opspec_batch, %zu, opspec_b)", konst, ctype, args,
+                        a->name, l ? op->ninputs + i : i);
+        else
+          og_buf_printf(&value, "(%s%s *)%s%s.data", konst, ctype, args, a->name);
+        og_list_push(locals, og_local(og_buf_str(&type), a->name, og_buf_str(&value)));
+        if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
+      }
+      static const char *const parts[][2] = {{"_size", "const int64_t "}, {"_shape", "const int64_t *"}};
+      for (size_t p = 0; p < 2; ++p) {
+        og_buf_clear(&name);
+        og_buf_printf(&name, "%s%s", a->name, parts[p][0]);
+        if (!og_idents_has(used, og_buf_str(&name))) continue;
+        og_buf_clear(&value);
+        og_buf_printf(&value, "%s%s.%s", args, a->name, parts[p][0] + 1);
+        og_list_push(locals, og_local(parts[p][1], og_buf_str(&name), og_buf_str(&value)));
+      }
+    }
+  for (size_t s = 0; s < op->nsymbols; ++s)
+    if (og_idents_has(used, op->symbols[s])) {
+      og_buf_clear(&value);
+      og_buf_printf(&value, "%s%s", args, op->symbols[s]);
+      og_list_push(locals, og_local("const int64_t ", op->symbols[s], og_buf_str(&value)));
+    }
+  for (size_t t = 0; t < op->nattrs; ++t)
+    if (og_idents_has(used, op->attrs[t].name)) {
+      og_buf_clear(&type);
+      og_buf_clear(&value);
+      og_buf_printf(&type, "const %s ", og_dtype_ctype(og_attr_types[op->attrs[t].type].name));
+      og_buf_printf(&value, "%s%s", args, op->attrs[t].name);
+      og_list_push(locals, og_local(og_buf_str(&type), op->attrs[t].name, og_buf_str(&value)));
+    }
+  og_buf_free(&name);
+  og_buf_free(&type);
+  og_buf_free(&value);
+  return locals;
+}
+
+/* ---- the body ---------------------------------------------------------------------- */
+
+/* A block of the spec's code as a record {line, path, lines}: the template writes a
+ * #line that points into the spec, then the lines, each indented as the YAML block
+ * indents it, so the compiler's columns are the spec's too (and, where the generated
+ * code goes on, the marker that render/render.c turns into a #line back). */
+static og_value *og_spec_block(const og_op *op, const og_body *b) {
+  og_value *block = og_value_map(), *lines = og_lines();
+  og_map_set_int(block, "line", b->line);
+  og_map_set(block, "path", og_escaped(og_escape_c_string, op->src->path));
+  size_t len = strlen(b->text);
+  while (len && (b->text[len - 1] == '\n' || b->text[len - 1] == ' ')) --len;
+  for (size_t start = 0; start < len;) {
+    size_t end = start;
+    while (end < len && b->text[end] != '\n') ++end;
+    if (end == start)
+      og_line(lines, "%s", "");
+    else
+      og_line(lines, "%*s%.*s", b->indent, "", (int)(end - start), b->text + start);
+    start = end + 1;
+  }
+  og_map_set(block, "lines", lines);
+  return block;
+}
+
+/* ---- the CPU kernels --------------------------------------------------------------- */
+
+/* The portable kernel's loop nest around the body, as records: `extents` the locals
+ * {dim, value} that hold an inner loop's bound that is not a bare name or number, and
+ * `loops` {indent, index, begin, end, simd, innermost}. The first launch index runs over
+ * the range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits
+ * the launch, and a natively batched call's elements, among threads), the others whole;
+ * the innermost loop gets `omp simd` where the plan says so. The handler zero-fills the
+ * outputs of an empty launch and never calls the kernel then. */
+static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *v) {
+  static const char *const indents[] = {"  ", "    ", "      "};
+  size_t n = op->launch.n;
+  og_value *extents = og_value_list(), *loops = og_value_list();
+  for (size_t d = 0; d < n; ++d) {
+    og_value *loop = og_value_map();
+    og_map_set_str(loop, "indent", indents[d]);
+    og_map_set_str(loop, "index", og_index_names[d]);
+    og_map_set_str(loop, "begin", d ? "0" : "opspec_begin");
+    if (d == 0) {
+      og_map_set_str(loop, "end", "opspec_end");
+    } else if (og_expr_is_atom(op->launch.extents[d])) {
+      og_map_set(loop, "end", og_c_expr(op->launch.extents[d]));
+    } else {
+      og_buf local = {0};
+      og_buf_printf(&local, "opspec_n%zu", d);
+      og_map_set_str(loop, "end", og_buf_str(&local));
+      og_value *extent = og_value_map();
+      og_map_set_int(extent, "dim", (int64_t)d);
+      og_map_set(extent, "value", og_c_expr(op->launch.extents[d]));
+      og_list_push(extents, extent);
+      og_buf_free(&local);
+    }
+    og_map_set_bool(loop, "simd", plan->cpu_simd && d + 1 == n);
+    og_map_set_bool(loop, "innermost", d + 1 == n);
+    og_list_push(loops, loop);
+  }
+  og_map_set(v, "cpu_extents", extents);
+  og_map_set(v, "cpu_loops", loops);
+  og_map_set_str(v, "cpu_close_indent", n ? indents[n - 1] : "");
+  og_map_set_bool(v, "has_prologue", op->prologue.present);
+  if (op->prologue.present) og_map_set(v, "prologue", og_spec_block(op, &op->prologue));
+}
+
+/* One specialisation per combination of type-variable choices, first variable slowest
+ * (the order opspec_bind_inputs computes `variant` in): fills `pick`. */
+static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
+  for (size_t t = op->ntypes; t-- > 0;) {
+    pick[t] = v % op->types[t].nchoices;
+    v /= op->types[t].nchoices;
+  }
+}
+
+static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
+  og_idents used = {0};
+  const og_body *body = og_plan_cpu_body(op);
+  og_idents_scan(&used, body->text);
+  bool portable = plan->cpu_portable;
+  if (portable) {
+    if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
+    for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
+  }
+  og_value *locals = og_locals(op, &used, "opspec_args->", false);
+  /* opspec_reject() reads opspec_args too. */
+  og_map_set_bool(v, "cpu_uses_args", og_list_len(locals) || portable || plan->rejects);
+  og_map_set(v, "cpu_locals", locals);
+  og_map_set_bool(v, "cpu_portable", portable);
+  if (portable) og_cpu_loops(op, plan, v);
+  /* A portable kernel runs a range of its launch (opspec_cpu_range_kernel); a raw `cpu:`
+   * body is a whole call (opspec_cpu_kernel). */
+  og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
+  og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
+
+  og_value *variants = og_value_list();
+  size_t nvariants = plan->nvariants;
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  for (size_t k = 0; k < nvariants; ++k) {
+    og_value *var = og_value_map(), *typedefs = og_value_list();
+    og_buf fn = {0}, comment = {0};
+    og_variant_picks(op, k, pick);
+    og_buf_printf(&fn, "opspec_%s_cpu", op->name);
+    og_buf_printf(&comment, "%s on CPU", op->name);
+    bool widened = false;
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *dtype = op->types[t].choices[pick[t]];
+      /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
+       * float by the handler (runtime/src/handler.c), and narrowed after. */
+      bool bf16 = strcmp(dtype, "bfloat16") == 0;
+      widened |= bf16;
+      og_buf_printf(&fn, "_%s", dtype);
+      og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
+      if (!og_idents_has(&used, op->types[t].name)) continue;
+      og_value *td = og_value_map();
+      og_map_set_str(td, "ctype", bf16 ? "float" : og_dtype_ctype(dtype));
+      og_map_set_str(td, "name", op->types[t].name);
+      og_list_push(typedefs, td);
+    }
+    if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
+    og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
+    og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
+    og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
+    og_map_set(var, "typedefs", typedefs);
+    og_list_push(variants, var);
+    og_buf_free(&fn);
+  }
+  og_map_set(v, "cpu_variants", variants);
+  og_map_set_int(v, "nvariants", (int64_t)nvariants);
+  og_idents_free(&used);
+}
+
+/* ---- the CUDA kernels -------------------------------------------------------------- */
+
+/* A function's head, its parameters wrapped at 120 columns and aligned under the first
+ * one, as records: each line {lead, params {text, sep}, last}, `lead` the head itself on
+ * the first line and the spaces that align the others, `sep` ", " between parameters
+ * on a line and "," at a line's end. The template closes the last line with ") {". */
+static og_value *og_signature(const char *head, const char *const *params, size_t n) {
+  og_value *lines = og_value_list(), *line = NULL, *line_params = NULL, *prev = NULL;
+  size_t indent = strlen(head), col = indent;
+  og_buf spaces = {0};
+  og_buf_printf(&spaces, "%*s", (int)indent, "");
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = strlen(params[i]) + (i + 1 < n ? 1 : 3); /* "," or ") {" */
+    bool wrap = i && col + 1 + len > 120;
+    if (!line || wrap) {
+      if (prev) og_map_set_str(prev, "sep", ",");
+      line = og_value_map();
+      line_params = og_value_list();
+      og_map_set_str(line, "lead", i ? og_buf_str(&spaces) : head);
+      og_map_set(line, "params", line_params);
+      og_map_set_bool(line, "last", false);
+      og_list_push(lines, line);
+      col = indent + strlen(params[i]);
+    } else {
+      col += 2 + strlen(params[i]);
+    }
+    og_value *param = og_value_map();
+    og_map_set_str(param, "text", params[i]);
+    og_map_set_str(param, "sep", i + 1 < n ? ", " : "");
+    og_list_push(line_params, param);
+    prev = param;
+  }
+  og_map_set_bool(line, "last", true);
+  og_buf_free(&spaces);
+  return lines;
+}
+
+/* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
+ * last launch extent, which runs along x: one thread per index, and those past it return
+ * (past it in one batch element, past it in all); `loops` {indent, index, axis, extent,
+ * innermost} for the others, which run along z and y, where a grid has at most 65535
+ * blocks (opspec_launch_portable stops there): each thread loops over every index its
+ * position covers. A body has no top-level return, break or continue (spec.md), so it
+ * can be a loop body. */
+static void og_cuda_indices(const og_launch *launch, const char *const *indents, size_t first, og_value *kernel) {
+  size_t last = launch->n - 1;
+  og_value *index = og_value_map(), *loops = og_value_list();
+  og_map_set_str(index, "name", og_index_names[last]);
+  og_map_set(index, "extent", og_c_expr(launch->extents[last]));
+  og_map_set(kernel, "index", index);
+  og_map_set_str(kernel, "strided", launch->n == 1 ? "" : launch->n == 2 ? "y" : "z and y");
+  for (size_t d = 0; d < last; ++d) {
+    og_value *loop = og_value_map();
+    char axis[2] = {"xyz"[launch->n - 1 - d], '\0'};
+    og_map_set_str(loop, "indent", indents[first + d]);
+    og_map_set_str(loop, "index", og_index_names[d]);
+    og_map_set_str(loop, "axis", axis);
+    og_map_set(loop, "extent", og_c_expr(launch->extents[d]));
+    og_map_set_bool(loop, "innermost", d + 1 == last);
+    og_list_push(loops, loop);
+  }
+  og_map_set(kernel, "loops", loops);
+  og_map_set_str(kernel, "close_indent", last ? indents[first + last - 1] : "");
+}
+
+/* One `__global__` kernel as a record: its template parameters, head (wrapped by
+ * og_signature), locals, the prologue, the index loops (with `launch`, the portable
+ * kernel: its launch indices, and the elements of a natively batched call where
+ * plan->cuda_batch_grid), and the body: the shared body include, or the spec's lines. */
+static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
+                                const og_launch *launch) {
+  static const char *const indents[] = {"  ", "    ", "      ", "        "};
+  og_value *kernel = og_value_map();
+  og_idents used = {0};
+  og_idents_scan(&used, body->text);
+  bool batched = launch && plan->cuda_batch_grid;
+  size_t first = batched ? 1 : 0; /* inside the batch loop */
+  if (launch && op->prologue.present) og_idents_scan(&used, op->prologue.text);
+  if (launch) og_use_launch(&used, launch);
+  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched));
+  og_idents_free(&used);
+  /* "template <typename T, typename U>" before a kernel of an op with type variables. */
+  og_value *typevars = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_value *tv = og_value_map();
+    og_map_set_str(tv, "sep", t ? ", " : "");
+    og_map_set_str(tv, "name", op->types[t].name);
+    og_list_push(typevars, tv);
+  }
+  og_map_set(kernel, "typevars", typevars);
+  og_buf name = {0}, args = {0}, grid = {0};
+  og_buf_printf(&name, "static __global__ void %s(", fn);
+  og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
+  og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
+  const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
+  og_map_set(kernel, "head", og_signature(og_buf_str(&name), params, batched ? 2 : 1));
+  og_buf_free(&name);
+  og_buf_free(&args);
+  og_buf_free(&grid);
+  og_map_set_bool(kernel, "batched", batched);
+  og_map_set_bool(kernel, "batch_on_grid", batched && launch->n < 3);
+  og_map_set_str(kernel, "indent", indents[first]);
+  og_map_set_bool(kernel, "has_prologue", launch && op->prologue.present);
+  if (launch && op->prologue.present) og_map_set(kernel, "prologue", og_spec_block(op, &op->prologue));
+  og_map_set_bool(kernel, "portable", launch != NULL);
+  if (launch)
+    og_cuda_indices(launch, indents, first, kernel);
+  else
+    og_map_set(kernel, "loops", og_value_list());
+  /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
+  bool include = launch && !op->cpu.present;
+  og_map_set_bool(kernel, "include_body", include);
+  if (!include) og_map_set(kernel, "body", og_spec_block(op, body));
+  return kernel;
+}
+
+/* "{a, b}" of a launch's extents in plain C. */
+static char *og_extents_init(const og_launch *l) {
+  og_buf b = {0};
+  og_buf_putc(&b, '{');
+  for (size_t d = 0; d < l->n; ++d) {
+    og_value *e = og_c_expr(l->extents[d]);
+    og_buf_printf(&b, "%s%s", d ? ", " : "", og_value_as_str(e));
+    og_value_free(e);
+  }
+  og_buf_putc(&b, '}');
+  return og_buf_take(&b);
+}
+
+/* The configuration of kernel `k` (named `name`) into opspec_config[k], as a record
+ * {index, name, ndims, explicit, portable, extents, threads, grid, block, shared}: the
+ * template declares the arrays and calls opspec_launch_explicit, _portable or _auto.
+ * `portable` for the portable kernel, whose grid-stride loops allow a capped grid. */
+static og_value *og_cuda_config(size_t k, const char *name, bool portable, const og_launch *launch,
+                                const og_launch *threads, const og_launch *grid, const og_launch *block,
+                                const og_expr *shared) {
+  og_value *c = og_value_map();
+  og_map_set_int(c, "index", (int64_t)k);
+  og_map_set_str(c, "name", name);
+  og_map_set_bool(c, "explicit", launch->n == 0);
+  og_map_set_bool(c, "portable", portable);
+  og_map_set(c, "shared", shared ? og_c_expr(shared) : og_value_str("0"));
+  if (launch->n) {
+    og_map_set_int(c, "ndims", (int64_t)launch->n);
+    og_map_set(c, "extents", og_value_str_take(og_extents_init(launch)));
+    og_map_set(c, "threads", og_value_str_take(threads->n ? og_extents_init(threads) : og_xstrdup("")));
+  } else {
+    og_map_set_int(c, "ndims", (int64_t)grid->n);
+    og_map_set(c, "grid", og_value_str_take(og_extents_init(grid)));
+    og_map_set(c, "block", og_value_str_take(og_extents_init(block)));
+  }
+  return c;
+}
+
+/* The names the launch expressions of the op read. */
+static void og_launch_uses(const og_op *op, og_idents *used) {
+  og_use_launch(used, &op->launch);
+  og_use_launch(used, &op->threads);
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    og_use_launch(used, &kern->launch);
+    og_use_launch(used, &kern->threads);
+    og_use_launch(used, &kern->grid);
+    og_use_launch(used, &kern->block);
+    og_use_expr(used, kern->shared_mem);
+  }
+}
+
+/* One type variant's case of the launcher's switch: {index, label, launches}, each
+ * launch {function, config, last} (a kernel in order; all but the last return only on
+ * an error). */
+static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
+  size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
+  og_buf targs = {0}, label = {0};
+  og_variant_picks(op, v, pick);
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    const char *dtype = op->types[t].choices[pick[t]];
+    og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
+    og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+  }
+  if (op->ntypes) {
+    og_buf_putc(&targs, '>');
+    og_buf_puts(&label, " */");
+  }
+  og_value *variant = og_value_map(), *launches = og_value_list();
+  og_map_set_int(variant, "index", (int64_t)v);
+  og_map_set(variant, "label", og_value_str_take(og_buf_take(&label)));
+  for (size_t k = 0; k < nconfig; ++k) {
+    og_buf fn = {0};
+    og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
+    og_value *launch = og_value_map();
+    og_map_set(launch, "function", og_value_str_take(og_buf_take(&fn)));
+    og_map_set_int(launch, "config", (int64_t)k);
+    og_map_set_bool(launch, "last", k + 1 == nconfig);
+    og_list_push(launches, launch);
+  }
+  og_map_set(variant, "launches", launches);
+  og_buf_free(&targs);
+  return variant;
+}
+
+/* The launcher (opspec_<op>_cuda_launch) as a record: its head (wrapped by
+ * og_signature), locals, configurations, outputs, and the variants' launches. It checks
+ * every kernel's configuration, then runs the variant's kernels in order on XLA's
+ * stream. */
+static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
+  og_value *launcher = og_value_map();
+  og_idents used = {0};
+  og_launch_uses(op, &used);
+  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false));
+  og_idents_free(&used);
+
+  og_buf name = {0};
+  og_buf_printf(&name, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
+  bool batched = plan->cuda_batch_grid;
+  /* Without a batched grid the handler calls once per element, with no batch: C++ lets
+   * the parameter go unnamed. */
+  const char *const params[] = {"const void *opspec_argp",
+                                batched ? "const opspec_batch *opspec_call_batch" : "const opspec_batch *",
+                                "int32_t opspec_variant",
+                                "void *opspec_stream_handle",
+                                "const size_t *opspec_output_bytes",
+                                "const char **opspec_failed_kernel"};
+  og_map_set(launcher, "head", og_signature(og_buf_str(&name), params, 6));
+  og_buf_free(&name);
+
+  size_t nconfig = op->ncuda ? op->ncuda : 1;
+  og_map_set_int(launcher, "nconfig", (int64_t)nconfig);
+  og_value *configs = og_value_list();
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    const og_cuda_kernel *kern = &op->cuda[k];
+    og_list_push(configs, og_cuda_config(k, kern->name, false, &kern->launch, &kern->threads, &kern->grid, &kern->block,
+                                         kern->shared_mem));
+  }
+  if (!op->ncuda) og_list_push(configs, og_cuda_config(0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL));
+  og_map_set(launcher, "configs", configs);
+
+  /* A natively batched call's elements run along z: on the grid for 1 or 2 launch dims,
+   * in each thread's loop for 3. */
+  og_map_set_bool(launcher, "batch_on_grid", op->launch.n < 3);
+  og_map_set_int(launcher, "narrays", (int64_t)(op->ninputs + op->noutputs));
+  og_map_set_int(launcher, "ninputs", (int64_t)op->ninputs);
+  og_map_set_str(launcher, "values", batched ? "*opspec_args, opspec_batch" : "*opspec_args");
+  og_value *outputs = og_value_list();
+  for (size_t i = 0; i < op->noutputs; ++i) {
+    og_value *out = og_value_map();
+    og_map_set_int(out, "index", (int64_t)i);
+    og_map_set_str(out, "name", op->outputs[i].name);
+    og_list_push(outputs, out);
+  }
+  og_map_set(launcher, "outputs", outputs);
+  og_value *variants = og_value_list();
+  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig));
+  og_map_set(launcher, "variants", variants);
+  return launcher;
+}
+
+/* OPSPEC_DYNAMIC_SHARED(NAME, TYPE) for each name the kernels declare `extern __shared__`,
+ * once: the CUDA simulator's storage for it (opspec/cuda.h). */
+typedef struct og_shared_names {
+  og_idents seen;
+  og_value *arrays; /* {name, type} */
+} og_shared_names;
+
+static void og_shared_found(const char *type, const char *name, void *ud) {
+  og_shared_names *names = ud;
+  if (og_idents_has(&names->seen, name)) return;
+  og_idents_add(&names->seen, name);
+  og_value *array = og_value_map();
+  og_map_set_str(array, "name", name);
+  og_map_set_str(array, "type", type);
+  og_list_push(names->arrays, array);
+}
+
+/* The `extern __shared__` arrays of the op's raw kernels, each once. */
+static og_value *og_dynamic_shared(const og_op *op) {
+  og_shared_names names = {{0}, og_value_list()};
+  for (size_t k = 0; k < op->ncuda; ++k) og_dynamic_shared_scan(op->cuda[k].body.text, og_shared_found, &names);
+  og_idents_free(&names.seen);
+  return names.arrays;
+}
+
+static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
+  bool has = plan->has_cuda;
+  og_map_set(v, "dynamic_shared", og_dynamic_shared(op));
+  og_map_set_bool(v, "has_cuda", has);
+  og_map_set_bool(v, "rejects", plan->rejects);
+  og_map_set_bool(v, "fastmath", plan->fastmath);
+  og_value *kernels = og_value_list();
+  og_buf fn = {0}, comment = {0};
+  for (size_t k = 0; k < op->ncuda; ++k) {
+    og_buf_clear(&fn);
+    og_buf_clear(&comment);
+    og_buf_printf(&fn, "opspec_%s_%s", op->name, op->cuda[k].name);
+    og_buf_printf(&comment, "Kernel '%s' of %s.", op->cuda[k].name, op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->cuda[k].body, NULL));
+    og_list_push(kernels, kv);
+  }
+  if (!op->ncuda && op->kernel.present) {
+    og_buf_printf(&fn, "opspec_%s_kernel", op->name);
+    og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
+    og_value *kv = og_value_map();
+    og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
+    og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));
+    og_list_push(kernels, kv);
+  }
+  og_buf_free(&fn);
+  og_buf_free(&comment);
+  og_map_set(v, "cuda_kernels", kernels);
+  if (has) og_map_set(v, "launcher", og_cuda_launcher(op, plan));
+}
+
+void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {
+  og_map_set(v, "body", og_spec_block(op, og_plan_cpu_body(op)));
+  og_map_set_bool(v, "body_shared", plan->body_shared);
+  og_ctx_cpu(op, plan, v);
+  og_ctx_cuda(op, plan, v);
+}
