@@ -27,15 +27,15 @@ def section(text: str, title: str) -> str:
 
 def named_paths(text: str) -> set[str]:
     """Every repository path in backticks: a token of path characters with a '/', where
-    `<name>` stands for any part of a name (`generated/ops/<op>_ffi.c`)."""
+    `<name>` and `*` stand for any part of a name (`generated/ops/<op>_ffi.c`)."""
     spans = re.findall(r"`([^`\n]+)`", text)
-    return {s for s in spans if "/" in s and re.fullmatch(r"[\w.\-/<>]+", s) and not s.startswith("/")}
+    return {s for s in spans if "/" in s and re.fullmatch(r"[\w.\-/<>*]+", s) and not s.startswith("/")}
 
 
 def missing_paths(text: str) -> list[str]:
     missing = []
     for path in sorted(named_paths(text)):
-        pattern = re.sub(r"<[^>]*>", "*", path)
+        pattern = re.sub(r"<[^>]*>", "*", path)  # a glob
         if not glob.glob(str(ROOT / pattern.rstrip("/"))) or (path.endswith("/") and not (ROOT / path).is_dir()):
             missing.append(path)
     return missing
