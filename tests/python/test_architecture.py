@@ -1,8 +1,10 @@
 """docs/architecture.md against the code: every folder of generator/, every key of the
-spec's JSON Schema (from the opspec-gen the tests use), every runtime file and every
-template is named there, every repository path it names exists, and the walk-through of
-`check:` with `in_kernel` stays within 15 files. The checks are functions of the doc's
-text, so the last test can show that each one catches a doc that drifted."""
+spec's JSON Schema (from the opspec-gen the tests use), every file of runtime/src and
+runtime/python/opspec and every template is named there, every repository path it names
+exists, the C functions its steps name are in the files those steps name, and the
+walk-through of `check:` with `in_kernel` stays within 15 files. The checks are
+functions of the doc's text, so the last test can show that each one catches a doc that
+drifted."""
 
 import glob
 import json
@@ -97,6 +99,20 @@ def walk_files(text: str) -> set[str]:
     return named_paths(section(text, "Walk-through"))
 
 
+def unheld_names(text: str) -> list[str]:
+    """The C names (og_*, opspec_*) a numbered step of the call path or the walk-through
+    names that none of the files the same step names holds: a renamed function."""
+    unheld = []
+    for title in ("A call", "Walk-through"):
+        for step in re.findall(r"^\d+\. (.*?)(?=^\d+\. |\Z)", section(text, title), re.M | re.S):
+            files = [ROOT / p for p in named_paths(step) if (ROOT / p).is_file()]
+            sources = "".join(f.read_text() for f in files)
+            for name in re.findall(r"`((?:og|opspec)_\w+)(?:\(\))?`", step):
+                if name not in sources:
+                    unheld.append(name)
+    return unheld
+
+
 @pytest.fixture(scope="module")
 def doc() -> str:
     return DOC.read_text()
@@ -139,6 +155,10 @@ def test_the_in_kernel_walk_through_is_short_and_spans_the_stages(doc):
         assert any(f.startswith(stage) for f in files), stage
 
 
+def test_the_steps_name_what_their_files_hold(doc):
+    assert unheld_names(doc) == []
+
+
 def test_the_checks_catch_a_drifted_doc(doc):
     """Each check above fails on a copy of the doc that drifted from the code: what it
     reports for the copy, beyond what it reports for the doc, is the drift."""
@@ -165,6 +185,8 @@ def test_the_checks_catch_a_drifted_doc(doc):
     assert drift(unnamed_runtime_files, doc.replace("`runtime/src/handler.c`", "handler.c")) == {
         "runtime/src/handler.c"
     }
+    # A function the walk-through names that its file no longer holds.
+    assert drift(unheld_names, doc.replace("`og_load_check`", "`og_load_checks`")) == {"og_load_checks"}
     # A walk-through past the limit.
     heading = "## Walk-through: `check:` with `in_kernel`"
     extra = "".join(f"\n- `tests/python/file_{i}.py`" for i in range(WALK_LIMIT + 1))
