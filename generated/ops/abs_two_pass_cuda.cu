@@ -49,17 +49,22 @@ extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, const op
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
   if (opspec_launch_any_empty(opspec_config, 2)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream)))
+      return opspec_code;
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream,
+                                              opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
+      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args);
     case 1: /* T = float64 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args)))
+      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream,
+                                              opspec_failed_kernel, *opspec_args)))
         return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream, opspec_failed_kernel, *opspec_args);
+      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

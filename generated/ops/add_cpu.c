@@ -9,52 +9,56 @@
 #include "ops/add.h"
 
 /* add on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                     int64_t opspec_end) {
   typedef float T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
 }
 
 /* add on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                     int64_t opspec_end) {
   typedef double T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
 }
 
 /* add on CPU, T = float16. */
-OPSPEC_CPU_CLONES static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_float16(const void *opspec_argp, int64_t opspec_begin,
+                                                     int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }
 }
 
 /* add on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-OPSPEC_CPU_CLONES static void opspec_add_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_add_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin,
+                                                      int64_t opspec_end) {
   typedef float T;
   const opspec_add_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const T *OPSPEC_RESTRICT y = (const T *)opspec_args->y.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/add_body.inc"
   }

@@ -48,13 +48,16 @@ extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, const opspe
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
   if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->block_sums.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->block_sums.data, opspec_output_bytes[0], opspec_stream)))
+      return opspec_code;
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args);
+      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, opspec_failed_kernel,
+                                  *opspec_args);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args);
+      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

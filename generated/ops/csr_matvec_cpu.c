@@ -14,7 +14,8 @@
 #define opspec_reject() __atomic_store_n(opspec_args->opspec_rejected, 1, __ATOMIC_RELAXED)
 
 /* csr_matvec on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                            int64_t opspec_end) {
   typedef float T;
   const opspec_csr_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;
@@ -30,7 +31,8 @@ OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float32(const void *opspec_a
 }
 
 /* csr_matvec on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_csr_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                            int64_t opspec_end) {
   typedef double T;
   const opspec_csr_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT data = (const T *)opspec_args->data.data;

@@ -9,10 +9,10 @@
 
 /* The call csr_matvec expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_csr_matvec_inputs[] = {
-    {"data",    OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(data)},
-    {"indices", OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(indices)},
-    {"indptr",  OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(indptr)},
-    {"x",       OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(2)}, OPSPEC_AT(x)},
+    {"data", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(data)},
+    {"indices", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(indices)},
+    {"indptr", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(indptr)},
+    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(2)}, OPSPEC_AT(x)},
 };
 static const opspec_array_desc opspec_csr_matvec_outputs[] = {
     {"y", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(y)},
@@ -21,9 +21,9 @@ static const opspec_typevar_desc opspec_csr_matvec_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 static const opspec_symbol_desc opspec_csr_matvec_symbols[] = {
-    {"nnz",     OPSPEC_AT(nnz)},
+    {"nnz", OPSPEC_AT(nnz)},
     {"rows_p1", OPSPEC_AT(rows_p1)},
-    {"n",       OPSPEC_AT(n)},
+    {"n", OPSPEC_AT(n)},
 };
 
 /* This call's output extents and scratch shapes, from the spec's expressions. */
@@ -31,8 +31,8 @@ static XLA_FFI_Error *opspec_csr_matvec_shapes(XLA_FFI_CallFrame *cf, void *argp
   opspec_csr_matvec_args *args = argp;
   extents[0] = opspec_safe_sub(args->rows_p1, 1);
   const opspec_size_check sizes[] = {
-      {"output 'y' dim 0",               "rows_p1 - 1", extents[0],                  0},
-      {"check 'max' of input 'indices'", "n - 1",       opspec_safe_sub(args->n, 1), -INT64_MAX},
+      {"output 'y' dim 0", "rows_p1 - 1", extents[0], 0},
+      {"check 'max' of input 'indices'", "n - 1", opspec_safe_sub(args->n, 1), -INT64_MAX},
   };
   return opspec_check_sizes(cf, "csr_matvec", sizes, OPSPEC_COUNT(sizes));
 }
@@ -51,11 +51,18 @@ static XLA_FFI_Error *opspec_csr_matvec_launch_sizes(XLA_FFI_CallFrame *cf, cons
 static XLA_FFI_Error *opspec_csr_matvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_matvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true}, /* indptr */
+      {.has_min = true,
+       .min = 0,
+       .min_text = "0",
+       .has_max = true,
+       .max = args->nnz,
+       .max_text = "nnz",
+       .sorted = true}, /* indptr */
   };
   XLA_FFI_Error *err = NULL;
-  if (!err) err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
-                                     args->indptr.size, &checks[0]);
+  if (!err)
+    err = opspec_check_values(cf, "csr_matvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2), args->indptr.size,
+                              &checks[0]);
   return err;
 }
 
@@ -63,11 +70,17 @@ static XLA_FFI_Error *opspec_csr_matvec_contents(XLA_FFI_CallFrame *cf, const vo
 static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_matvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
+      {.has_min = true,
+       .min = 0,
+       .min_text = "0",
+       .has_max = true,
+       .max = opspec_safe_sub(args->n, 1),
+       .max_text = "n - 1"}, /* indices */
   };
   XLA_FFI_Error *err = NULL;
-  if (!err) err = opspec_check_values(cf, "csr_matvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
-                                     args->indices.size, &checks[0]);
+  if (!err)
+    err = opspec_check_values(cf, "csr_matvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
+                              args->indices.size, &checks[0]);
   return err;
 }
 
@@ -75,10 +88,14 @@ static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
     .fingerprint = "cc084ddd491034f3",
     .args_size = sizeof(opspec_csr_matvec_args),
-    .ninputs = 4, .inputs = opspec_csr_matvec_inputs,
-    .noutputs = 1, .outputs = opspec_csr_matvec_outputs,
-    .ntypes = 1, .types = opspec_csr_matvec_types,
-    .nsymbols = 3, .symbols = opspec_csr_matvec_symbols,
+    .ninputs = 4,
+    .inputs = opspec_csr_matvec_inputs,
+    .noutputs = 1,
+    .outputs = opspec_csr_matvec_outputs,
+    .ntypes = 1,
+    .types = opspec_csr_matvec_types,
+    .nsymbols = 3,
+    .symbols = opspec_csr_matvec_symbols,
     .shapes = opspec_csr_matvec_shapes,
     .launch = opspec_csr_matvec_launch_sizes,
     .contents = opspec_csr_matvec_contents,

@@ -9,10 +9,10 @@
 
 /* The call csr_rmatvec expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_csr_rmatvec_inputs[] = {
-    {"data",    OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(data)},
-    {"indices", OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(indices)},
-    {"indptr",  OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(indptr)},
-    {"y",       OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(2)}, OPSPEC_AT(y)},
+    {"data", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(data)},
+    {"indices", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(indices)},
+    {"indptr", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(indptr)},
+    {"y", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(2)}, OPSPEC_AT(y)},
 };
 static const opspec_array_desc opspec_csr_rmatvec_outputs[] = {
     {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(x)},
@@ -21,9 +21,9 @@ static const opspec_typevar_desc opspec_csr_rmatvec_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 static const opspec_symbol_desc opspec_csr_rmatvec_symbols[] = {
-    {"nnz",     OPSPEC_AT(nnz)},
+    {"nnz", OPSPEC_AT(nnz)},
     {"rows_p1", OPSPEC_AT(rows_p1)},
-    {"rows",    OPSPEC_AT(rows)},
+    {"rows", OPSPEC_AT(rows)},
 };
 /* Sorted by name, as XLA passes attributes. */
 static const opspec_attr_desc opspec_csr_rmatvec_attrs[] = {
@@ -44,11 +44,18 @@ static XLA_FFI_Error *opspec_csr_rmatvec_shapes(XLA_FFI_CallFrame *cf, void *arg
 static XLA_FFI_Error *opspec_csr_rmatvec_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_rmatvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = args->nnz, .max_text = "nnz", .sorted = true}, /* indptr */
+      {.has_min = true,
+       .min = 0,
+       .min_text = "0",
+       .has_max = true,
+       .max = args->nnz,
+       .max_text = "nnz",
+       .sorted = true}, /* indptr */
   };
   XLA_FFI_Error *err = NULL;
-  if (!err) err = opspec_check_values(cf, "csr_rmatvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
-                                     args->indptr.size, &checks[0]);
+  if (!err)
+    err = opspec_check_values(cf, "csr_rmatvec", "indptr", args->indptr.data, opspec_arg_dtype(cf, 2),
+                              args->indptr.size, &checks[0]);
   return err;
 }
 
@@ -56,11 +63,17 @@ static XLA_FFI_Error *opspec_csr_rmatvec_contents(XLA_FFI_CallFrame *cf, const v
 static XLA_FFI_Error *opspec_csr_rmatvec_kernel_checked(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_csr_rmatvec_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* indices */
+      {.has_min = true,
+       .min = 0,
+       .min_text = "0",
+       .has_max = true,
+       .max = opspec_safe_sub(args->n, 1),
+       .max_text = "n - 1"}, /* indices */
   };
   XLA_FFI_Error *err = NULL;
-  if (!err) err = opspec_check_values(cf, "csr_rmatvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
-                                     args->indices.size, &checks[0]);
+  if (!err)
+    err = opspec_check_values(cf, "csr_rmatvec", "indices", args->indices.data, opspec_arg_dtype(cf, 1),
+                              args->indices.size, &checks[0]);
   return err;
 }
 
@@ -68,11 +81,16 @@ static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
     .fingerprint = "b1b86d65d6cb10ca",
     .args_size = sizeof(opspec_csr_rmatvec_args),
-    .ninputs = 4, .inputs = opspec_csr_rmatvec_inputs,
-    .noutputs = 1, .outputs = opspec_csr_rmatvec_outputs,
-    .ntypes = 1, .types = opspec_csr_rmatvec_types,
-    .nsymbols = 3, .symbols = opspec_csr_rmatvec_symbols,
-    .nattrs = 1, .attrs = opspec_csr_rmatvec_attrs,
+    .ninputs = 4,
+    .inputs = opspec_csr_rmatvec_inputs,
+    .noutputs = 1,
+    .outputs = opspec_csr_rmatvec_outputs,
+    .ntypes = 1,
+    .types = opspec_csr_rmatvec_types,
+    .nsymbols = 3,
+    .symbols = opspec_csr_rmatvec_symbols,
+    .nattrs = 1,
+    .attrs = opspec_csr_rmatvec_attrs,
     .shapes = opspec_csr_rmatvec_shapes,
     .contents = opspec_csr_rmatvec_contents,
     .kernel_checked = opspec_csr_rmatvec_kernel_checked,

@@ -9,7 +9,8 @@
 #include "ops/exp_decay.h"
 
 /* exp_decay on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                           int64_t opspec_end) {
   typedef float T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;
@@ -18,15 +19,16 @@ OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float32(const void *opspec_ar
   /* The prologue: once per range the handler runs, before its loop. */
 #line 17 "specs/exp_decay.yaml"
   const T factor = exp(-decay[0]);
-#line 22 "generated/ops/exp_decay_cpu.c"
-  #pragma omp simd
+#line 23 "generated/ops/exp_decay_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_decay_body.inc"
   }
 }
 
 /* exp_decay on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                           int64_t opspec_end) {
   typedef double T;
   const opspec_exp_decay_args *opspec_args = opspec_argp;
   const T *x = (const T *)opspec_args->x.data;
@@ -35,8 +37,8 @@ OPSPEC_CPU_CLONES static void opspec_exp_decay_cpu_float64(const void *opspec_ar
   /* The prologue: once per range the handler runs, before its loop. */
 #line 17 "specs/exp_decay.yaml"
   const T factor = exp(-decay[0]);
-#line 39 "generated/ops/exp_decay_cpu.c"
-  #pragma omp simd
+#line 41 "generated/ops/exp_decay_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_decay_body.inc"
   }

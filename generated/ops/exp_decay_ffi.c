@@ -9,7 +9,7 @@
 
 /* The call exp_decay expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_exp_decay_inputs[] = {
-    {"x",     OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(x)},
+    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(x)},
     {"decay", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(decay)},
 };
 static const opspec_array_desc opspec_exp_decay_outputs[] = {
@@ -42,11 +42,15 @@ static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
     .fingerprint = "1e0a78595beda95e",
     .args_size = sizeof(opspec_exp_decay_args),
-    .ninputs = 2, .inputs = opspec_exp_decay_inputs,
-    .noutputs = 1, .outputs = opspec_exp_decay_outputs,
+    .ninputs = 2,
+    .inputs = opspec_exp_decay_inputs,
+    .noutputs = 1,
+    .outputs = opspec_exp_decay_outputs,
     .aliases = (const int32_t[]){0},
-    .ntypes = 1, .types = opspec_exp_decay_types,
-    .nsymbols = 1, .symbols = opspec_exp_decay_symbols,
+    .ntypes = 1,
+    .types = opspec_exp_decay_types,
+    .nsymbols = 1,
+    .symbols = opspec_exp_decay_symbols,
     .shapes = opspec_exp_decay_shapes,
     .launch = opspec_exp_decay_launch_sizes,
     .launch_ndims = 1,

@@ -9,7 +9,8 @@
 #include "ops/exp_trace.h"
 
 /* exp_trace on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                           int64_t opspec_end) {
   typedef float T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;
@@ -19,15 +20,16 @@ OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float32(const void *opspec_ar
   /* The prologue: once per range the handler runs, before its loop. */
 #line 21 "specs/exp_trace.yaml"
   const T decay = exp(-tau_inv[0]);
-#line 23 "generated/ops/exp_trace_cpu.c"
-  #pragma omp simd
+#line 24 "generated/ops/exp_trace_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_trace_body.inc"
   }
 }
 
 /* exp_trace on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                           int64_t opspec_end) {
   typedef double T;
   const opspec_exp_trace_args *opspec_args = opspec_argp;
   const T *trace = (const T *)opspec_args->trace.data;
@@ -37,8 +39,8 @@ OPSPEC_CPU_CLONES static void opspec_exp_trace_cpu_float64(const void *opspec_ar
   /* The prologue: once per range the handler runs, before its loop. */
 #line 21 "specs/exp_trace.yaml"
   const T decay = exp(-tau_inv[0]);
-#line 41 "generated/ops/exp_trace_cpu.c"
-  #pragma omp simd
+#line 43 "generated/ops/exp_trace_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_trace_body.inc"
   }

@@ -9,8 +9,8 @@
 
 /* The call exp_trace expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_exp_trace_inputs[] = {
-    {"trace",   OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(trace)},
-    {"spikes",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(spikes)},
+    {"trace", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(trace)},
+    {"spikes", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(spikes)},
     {"tau_inv", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(tau_inv)},
 };
 static const opspec_array_desc opspec_exp_trace_outputs[] = {
@@ -43,11 +43,15 @@ static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
     .fingerprint = "04a3067b7a232042",
     .args_size = sizeof(opspec_exp_trace_args),
-    .ninputs = 3, .inputs = opspec_exp_trace_inputs,
-    .noutputs = 1, .outputs = opspec_exp_trace_outputs,
+    .ninputs = 3,
+    .inputs = opspec_exp_trace_inputs,
+    .noutputs = 1,
+    .outputs = opspec_exp_trace_outputs,
     .aliases = (const int32_t[]){0},
-    .ntypes = 1, .types = opspec_exp_trace_types,
-    .nsymbols = 1, .symbols = opspec_exp_trace_symbols,
+    .ntypes = 1,
+    .types = opspec_exp_trace_types,
+    .nsymbols = 1,
+    .symbols = opspec_exp_trace_symbols,
     .shapes = opspec_exp_trace_shapes,
     .launch = opspec_exp_trace_launch_sizes,
     .launch_ndims = 1,

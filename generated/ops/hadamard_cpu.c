@@ -9,7 +9,8 @@
 #include "ops/hadamard.h"
 
 /* hadamard on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                          int64_t opspec_end) {
   typedef float T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
@@ -17,14 +18,15 @@ OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float32(const void *opspec_arg
   T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
   const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
-    #pragma omp simd
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
     }
 }
 
 /* hadamard on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                          int64_t opspec_end) {
   typedef double T;
   const opspec_hadamard_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
@@ -32,7 +34,7 @@ OPSPEC_CPU_CLONES static void opspec_hadamard_cpu_float64(const void *opspec_arg
   T *OPSPEC_RESTRICT C = (T *)opspec_args->C.data;
   const int64_t n = opspec_args->n;
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
-    #pragma omp simd
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) {
 #include "ops/hadamard_body.inc"
     }

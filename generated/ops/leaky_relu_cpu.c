@@ -9,7 +9,8 @@
 #include "ops/leaky_relu.h"
 
 /* leaky_relu on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                            int64_t opspec_end) {
   typedef float T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -18,15 +19,16 @@ OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float32(const void *opspec_a
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/leaky_relu.yaml"
   const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
-#line 22 "generated/ops/leaky_relu_cpu.c"
-  #pragma omp simd
+#line 23 "generated/ops/leaky_relu_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/leaky_relu_body.inc"
   }
 }
 
 /* leaky_relu on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                            int64_t opspec_end) {
   typedef double T;
   const opspec_leaky_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -35,8 +37,8 @@ OPSPEC_CPU_CLONES static void opspec_leaky_relu_cpu_float64(const void *opspec_a
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/leaky_relu.yaml"
   const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
-#line 39 "generated/ops/leaky_relu_cpu.c"
-  #pragma omp simd
+#line 41 "generated/ops/leaky_relu_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/leaky_relu_body.inc"
   }

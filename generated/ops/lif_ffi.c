@@ -9,16 +9,16 @@
 
 /* The call lif expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_lif_inputs[] = {
-    {"V",       OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(V)},
-    {"I_ext",   OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(I_ext)},
+    {"V", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V)},
+    {"I_ext", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(I_ext)},
     {"tau_inv", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(tau_inv)},
-    {"V_th",    OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
-    {"V_rest",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
-    {"dt",      OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
+    {"V_th", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
+    {"V_rest", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
+    {"dt", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
 };
 static const opspec_array_desc opspec_lif_outputs[] = {
-    {"V_out",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
-    {"spikes", OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(spikes)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
+    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(spikes)},
 };
 static const opspec_typevar_desc opspec_lif_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -48,11 +48,15 @@ static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
     .fingerprint = "60b6c6583a2348be",
     .args_size = sizeof(opspec_lif_args),
-    .ninputs = 6, .inputs = opspec_lif_inputs,
-    .noutputs = 2, .outputs = opspec_lif_outputs,
+    .ninputs = 6,
+    .inputs = opspec_lif_inputs,
+    .noutputs = 2,
+    .outputs = opspec_lif_outputs,
     .aliases = (const int32_t[]){0, -1},
-    .ntypes = 1, .types = opspec_lif_types,
-    .nsymbols = 1, .symbols = opspec_lif_symbols,
+    .ntypes = 1,
+    .types = opspec_lif_types,
+    .nsymbols = 1,
+    .symbols = opspec_lif_symbols,
     .shapes = opspec_lif_shapes,
     .launch = opspec_lif_launch_sizes,
     .launch_ndims = 1,

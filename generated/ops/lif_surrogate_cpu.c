@@ -9,7 +9,8 @@
 #include "ops/lif_surrogate.h"
 
 /* lif_surrogate on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                               int64_t opspec_end) {
   typedef float T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -26,15 +27,16 @@ OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float32(const void *opspe
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 30 "generated/ops/lif_surrogate_cpu.c"
-  #pragma omp simd
+#line 31 "generated/ops/lif_surrogate_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_surrogate_body.inc"
   }
 }
 
 /* lif_surrogate on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                               int64_t opspec_end) {
   typedef double T;
   const opspec_lif_surrogate_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -51,8 +53,8 @@ OPSPEC_CPU_CLONES static void opspec_lif_surrogate_cpu_float64(const void *opspe
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 55 "generated/ops/lif_surrogate_cpu.c"
-  #pragma omp simd
+#line 57 "generated/ops/lif_surrogate_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_surrogate_body.inc"
   }

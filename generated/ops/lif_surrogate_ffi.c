@@ -9,15 +9,15 @@
 
 /* The call lif_surrogate expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_lif_surrogate_inputs[] = {
-    {"V",       OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(V)},
-    {"I_ext",   OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(I_ext)},
+    {"V", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V)},
+    {"I_ext", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(I_ext)},
     {"tau_inv", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(tau_inv)},
-    {"V_th",    OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
-    {"V_rest",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
-    {"dt",      OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
+    {"V_th", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
+    {"V_rest", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
+    {"dt", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
 };
 static const opspec_array_desc opspec_lif_surrogate_outputs[] = {
-    {"V_out",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
     {"spikes", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(spikes)},
 };
 static const opspec_typevar_desc opspec_lif_surrogate_types[] = {
@@ -52,12 +52,17 @@ static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
     .fingerprint = "a2ec94679399d525",
     .args_size = sizeof(opspec_lif_surrogate_args),
-    .ninputs = 6, .inputs = opspec_lif_surrogate_inputs,
-    .noutputs = 2, .outputs = opspec_lif_surrogate_outputs,
+    .ninputs = 6,
+    .inputs = opspec_lif_surrogate_inputs,
+    .noutputs = 2,
+    .outputs = opspec_lif_surrogate_outputs,
     .aliases = (const int32_t[]){0, -1},
-    .ntypes = 1, .types = opspec_lif_surrogate_types,
-    .nsymbols = 1, .symbols = opspec_lif_surrogate_symbols,
-    .nattrs = 1, .attrs = opspec_lif_surrogate_attrs,
+    .ntypes = 1,
+    .types = opspec_lif_surrogate_types,
+    .nsymbols = 1,
+    .symbols = opspec_lif_surrogate_symbols,
+    .nattrs = 1,
+    .attrs = opspec_lif_surrogate_attrs,
     .shapes = opspec_lif_surrogate_shapes,
     .launch = opspec_lif_surrogate_launch_sizes,
     .launch_ndims = 1,

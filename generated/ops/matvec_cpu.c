@@ -14,7 +14,8 @@
 OPSPEC_FASTMATH
 
 /* matvec on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                        int64_t opspec_end) {
   typedef float T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;
@@ -27,7 +28,8 @@ OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float32(const void *opspec_argp,
 }
 
 /* matvec on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                        int64_t opspec_end) {
   typedef double T;
   const opspec_matvec_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT A = (const T *)opspec_args->A.data;

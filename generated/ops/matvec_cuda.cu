@@ -44,13 +44,16 @@ extern "C" int opspec_matvec_cuda_launch(const void *opspec_argp, const opspec_b
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
   if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream)))
+      return opspec_code;
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_matvec_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_matvec_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel,
+                                  *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_matvec_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_matvec_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel,
+                                  *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -10,7 +10,7 @@
 /* The call matvec expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_matvec_inputs[] = {
     {"A", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(A)},
-    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)},                OPSPEC_AT(x)},
+    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(x)},
 };
 static const opspec_array_desc opspec_matvec_outputs[] = {
     {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
@@ -43,10 +43,14 @@ static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
     .fingerprint = "e4715a8ff5e0b3cb",
     .args_size = sizeof(opspec_matvec_args),
-    .ninputs = 2, .inputs = opspec_matvec_inputs,
-    .noutputs = 1, .outputs = opspec_matvec_outputs,
-    .ntypes = 1, .types = opspec_matvec_types,
-    .nsymbols = 2, .symbols = opspec_matvec_symbols,
+    .ninputs = 2,
+    .inputs = opspec_matvec_inputs,
+    .noutputs = 1,
+    .outputs = opspec_matvec_outputs,
+    .ntypes = 1,
+    .types = opspec_matvec_types,
+    .nsymbols = 2,
+    .symbols = opspec_matvec_symbols,
     .shapes = opspec_matvec_shapes,
     .launch = opspec_matvec_launch_sizes,
     .launch_ndims = 1,

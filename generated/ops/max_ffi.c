@@ -22,9 +22,12 @@ static const opspec_op_desc opspec_max_desc = {
     .name = "max",
     .fingerprint = "f8438864f2f30279",
     .args_size = sizeof(opspec_max_args),
-    .ninputs = 1, .inputs = opspec_max_inputs,
-    .noutputs = 1, .outputs = opspec_max_outputs,
-    .ntypes = 1, .types = opspec_max_types,
+    .ninputs = 1,
+    .inputs = opspec_max_inputs,
+    .noutputs = 1,
+    .outputs = opspec_max_outputs,
+    .ntypes = 1,
+    .types = opspec_max_types,
 };
 
 XLA_FFI_Error *opspec_max_cpu(XLA_FFI_CallFrame *cf) {

@@ -23,9 +23,12 @@ static const opspec_op_desc opspec_parallel_add_desc = {
     .name = "parallel_add",
     .fingerprint = "34bdec8fde7b5b2b",
     .args_size = sizeof(opspec_parallel_add_args),
-    .ninputs = 2, .inputs = opspec_parallel_add_inputs,
-    .noutputs = 1, .outputs = opspec_parallel_add_outputs,
-    .ntypes = 1, .types = opspec_parallel_add_types,
+    .ninputs = 2,
+    .inputs = opspec_parallel_add_inputs,
+    .noutputs = 1,
+    .outputs = opspec_parallel_add_outputs,
+    .ntypes = 1,
+    .types = opspec_parallel_add_types,
 };
 
 XLA_FFI_Error *opspec_parallel_add_cpu(XLA_FFI_CallFrame *cf) {

@@ -9,48 +9,52 @@
 #include "ops/relu.h"
 
 /* relu on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_relu_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                      int64_t opspec_end) {
   typedef float T;
   const opspec_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/relu_body.inc"
   }
 }
 
 /* relu on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_relu_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                      int64_t opspec_end) {
   typedef double T;
   const opspec_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/relu_body.inc"
   }
 }
 
 /* relu on CPU, T = float16. */
-OPSPEC_CPU_CLONES static void opspec_relu_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_relu_cpu_float16(const void *opspec_argp, int64_t opspec_begin,
+                                                      int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/relu_body.inc"
   }
 }
 
 /* relu on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-OPSPEC_CPU_CLONES static void opspec_relu_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_relu_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef float T;
   const opspec_relu_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/relu_body.inc"
   }

@@ -13,7 +13,7 @@ static const opspec_array_desc opspec_running_stats_inputs[] = {
 };
 static const opspec_array_desc opspec_running_stats_outputs[] = {
     {"mean", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(mean)},
-    {"std",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(std)},
+    {"std", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(std)},
 };
 static const opspec_typevar_desc opspec_running_stats_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -26,10 +26,14 @@ static const opspec_op_desc opspec_running_stats_desc = {
     .name = "running_stats",
     .fingerprint = "e6e23b05423c03b8",
     .args_size = sizeof(opspec_running_stats_args),
-    .ninputs = 1, .inputs = opspec_running_stats_inputs,
-    .noutputs = 2, .outputs = opspec_running_stats_outputs,
-    .ntypes = 1, .types = opspec_running_stats_types,
-    .nsymbols = 1, .symbols = opspec_running_stats_symbols,
+    .ninputs = 1,
+    .inputs = opspec_running_stats_inputs,
+    .noutputs = 2,
+    .outputs = opspec_running_stats_outputs,
+    .ntypes = 1,
+    .types = opspec_running_stats_types,
+    .nsymbols = 1,
+    .symbols = opspec_running_stats_symbols,
 };
 
 XLA_FFI_Error *opspec_running_stats_cpu(XLA_FFI_CallFrame *cf) {

@@ -9,7 +9,8 @@
 #include "ops/scale.h"
 
 /* scale on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -18,15 +19,16 @@ OPSPEC_CPU_CLONES static void opspec_scale_cpu_float32(const void *opspec_argp, 
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 22 "generated/ops/scale_cpu.c"
-  #pragma omp simd
+#line 23 "generated/ops/scale_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef double T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -35,15 +37,16 @@ OPSPEC_CPU_CLONES static void opspec_scale_cpu_float64(const void *opspec_argp, 
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 39 "generated/ops/scale_cpu.c"
-  #pragma omp simd
+#line 41 "generated/ops/scale_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = float16. */
-OPSPEC_CPU_CLONES static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef opspec_float16 T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -52,15 +55,16 @@ OPSPEC_CPU_CLONES static void opspec_scale_cpu_float16(const void *opspec_argp, 
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 56 "generated/ops/scale_cpu.c"
-  #pragma omp simd
+#line 59 "generated/ops/scale_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }
 }
 
 /* scale on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
-OPSPEC_CPU_CLONES static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_scale_cpu_bfloat16(const void *opspec_argp, int64_t opspec_begin,
+                                                        int64_t opspec_end) {
   typedef float T;
   const opspec_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
@@ -69,8 +73,8 @@ OPSPEC_CPU_CLONES static void opspec_scale_cpu_bfloat16(const void *opspec_argp,
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 73 "generated/ops/scale_cpu.c"
-  #pragma omp simd
+#line 77 "generated/ops/scale_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"
   }

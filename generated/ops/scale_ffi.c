@@ -9,7 +9,7 @@
 
 /* The call scale expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_scale_inputs[] = {
-    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(x)},
+    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(x)},
     {"s", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(s)},
 };
 static const opspec_array_desc opspec_scale_outputs[] = {
@@ -42,10 +42,14 @@ static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
     .fingerprint = "5da25ca795de50dc",
     .args_size = sizeof(opspec_scale_args),
-    .ninputs = 2, .inputs = opspec_scale_inputs,
-    .noutputs = 1, .outputs = opspec_scale_outputs,
-    .ntypes = 1, .types = opspec_scale_types,
-    .nsymbols = 1, .symbols = opspec_scale_symbols,
+    .ninputs = 2,
+    .inputs = opspec_scale_inputs,
+    .noutputs = 1,
+    .outputs = opspec_scale_outputs,
+    .ntypes = 1,
+    .types = opspec_scale_types,
+    .nsymbols = 1,
+    .symbols = opspec_scale_symbols,
     .shapes = opspec_scale_shapes,
     .launch = opspec_scale_launch_sizes,
     .launch_ndims = 1,

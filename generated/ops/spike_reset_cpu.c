@@ -9,7 +9,8 @@
 #include "ops/spike_reset.h"
 
 /* spike_reset on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                             int64_t opspec_end) {
   typedef float T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -21,15 +22,16 @@ OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float32(const void *opspec_
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 25 "generated/ops/spike_reset_cpu.c"
-  #pragma omp simd
+#line 26 "generated/ops/spike_reset_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
   }
 }
 
 /* spike_reset on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                             int64_t opspec_end) {
   typedef double T;
   const opspec_spike_reset_args *opspec_args = opspec_argp;
   const T *V = (const T *)opspec_args->V.data;
@@ -41,8 +43,8 @@ OPSPEC_CPU_CLONES static void opspec_spike_reset_cpu_float64(const void *opspec_
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 45 "generated/ops/spike_reset_cpu.c"
-  #pragma omp simd
+#line 47 "generated/ops/spike_reset_cpu.c"
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"
   }

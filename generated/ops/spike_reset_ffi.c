@@ -9,13 +9,13 @@
 
 /* The call spike_reset expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_spike_reset_inputs[] = {
-    {"V",      OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},   OPSPEC_AT(V)},
-    {"V_th",   OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
+    {"V", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V)},
+    {"V_th", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_th)},
     {"V_rest", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
 };
 static const opspec_array_desc opspec_spike_reset_outputs[] = {
-    {"spikes", OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(spikes)},
-    {"V_out",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(V_out)},
+    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(spikes)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(V_out)},
 };
 static const opspec_typevar_desc opspec_spike_reset_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -45,11 +45,15 @@ static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
     .fingerprint = "19b21c3ac8621746",
     .args_size = sizeof(opspec_spike_reset_args),
-    .ninputs = 3, .inputs = opspec_spike_reset_inputs,
-    .noutputs = 2, .outputs = opspec_spike_reset_outputs,
+    .ninputs = 3,
+    .inputs = opspec_spike_reset_inputs,
+    .noutputs = 2,
+    .outputs = opspec_spike_reset_outputs,
     .aliases = (const int32_t[]){-1, 0},
-    .ntypes = 1, .types = opspec_spike_reset_types,
-    .nsymbols = 1, .symbols = opspec_spike_reset_symbols,
+    .ntypes = 1,
+    .types = opspec_spike_reset_types,
+    .nsymbols = 1,
+    .symbols = opspec_spike_reset_symbols,
     .shapes = opspec_spike_reset_shapes,
     .launch = opspec_spike_reset_launch_sizes,
     .launch_ndims = 1,

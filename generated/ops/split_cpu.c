@@ -9,26 +9,28 @@
 #include "ops/split.h"
 
 /* split on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_split_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef float T;
   const opspec_split_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
   T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/split_body.inc"
   }
 }
 
 /* split on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_split_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_split_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                       int64_t opspec_end) {
   typedef double T;
   const opspec_split_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   T *OPSPEC_RESTRICT pos = (T *)opspec_args->pos.data;
   T *OPSPEC_RESTRICT neg = (T *)opspec_args->neg.data;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/split_body.inc"
   }

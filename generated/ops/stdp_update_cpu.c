@@ -9,7 +9,8 @@
 #include "ops/stdp_update.h"
 
 /* stdp_update on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                             int64_t opspec_end) {
   typedef float T;
   const opspec_stdp_update_args *opspec_args = opspec_argp;
   const T *w = (const T *)opspec_args->w.data;
@@ -29,16 +30,17 @@ OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float32(const void *opspec_
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
   const T hi = (T)w_max;
-#line 33 "generated/ops/stdp_update_cpu.c"
+#line 34 "generated/ops/stdp_update_cpu.c"
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
-    #pragma omp simd
+#pragma omp simd
     for (int64_t j = 0; j < n_post; ++j) {
 #include "ops/stdp_update_body.inc"
     }
 }
 
 /* stdp_update on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                             int64_t opspec_end) {
   typedef double T;
   const opspec_stdp_update_args *opspec_args = opspec_argp;
   const T *w = (const T *)opspec_args->w.data;
@@ -58,9 +60,9 @@ OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float64(const void *opspec_
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
   const T hi = (T)w_max;
-#line 62 "generated/ops/stdp_update_cpu.c"
+#line 64 "generated/ops/stdp_update_cpu.c"
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
-    #pragma omp simd
+#pragma omp simd
     for (int64_t j = 0; j < n_post; ++j) {
 #include "ops/stdp_update_body.inc"
     }

@@ -16,10 +16,14 @@ static __global__ void opspec_stdp_update_kernel(const opspec_stdp_update_args o
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
   for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
     const T *w = (const T *)opspec_batch_at(opspec_args.w.data, opspec_batch, 0, opspec_b);
-    const T *OPSPEC_RESTRICT pre_trace = (const T *)opspec_batch_at(opspec_args.pre_trace.data, opspec_batch, 1, opspec_b);
-    const T *OPSPEC_RESTRICT pre_spike = (const T *)opspec_batch_at(opspec_args.pre_spike.data, opspec_batch, 2, opspec_b);
-    const T *OPSPEC_RESTRICT post_trace = (const T *)opspec_batch_at(opspec_args.post_trace.data, opspec_batch, 3, opspec_b);
-    const T *OPSPEC_RESTRICT post_spike = (const T *)opspec_batch_at(opspec_args.post_spike.data, opspec_batch, 4, opspec_b);
+    const T *OPSPEC_RESTRICT pre_trace =
+        (const T *)opspec_batch_at(opspec_args.pre_trace.data, opspec_batch, 1, opspec_b);
+    const T *OPSPEC_RESTRICT pre_spike =
+        (const T *)opspec_batch_at(opspec_args.pre_spike.data, opspec_batch, 2, opspec_b);
+    const T *OPSPEC_RESTRICT post_trace =
+        (const T *)opspec_batch_at(opspec_args.post_trace.data, opspec_batch, 3, opspec_b);
+    const T *OPSPEC_RESTRICT post_spike =
+        (const T *)opspec_batch_at(opspec_args.post_spike.data, opspec_batch, 4, opspec_b);
     T *w_out = (T *)opspec_batch_at(opspec_args.w_out.data, opspec_batch, 5, opspec_b);
     const int64_t n_pre = opspec_args.n_pre;
     const int64_t n_post = opspec_args.n_post;
@@ -33,7 +37,7 @@ static __global__ void opspec_stdp_update_kernel(const opspec_stdp_update_args o
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
   const T hi = (T)w_max;
-#line 37 "generated/ops/stdp_update_cuda.cu"
+#line 41 "generated/ops/stdp_update_cuda.cu"
     const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n_post) return;
     /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
@@ -62,13 +66,16 @@ extern "C" int opspec_stdp_update_cuda_launch(const void *opspec_argp, const ops
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
   if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->w_out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->w_out.data, opspec_output_bytes[0], opspec_stream)))
+      return opspec_code;
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_stdp_update_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_stdp_update_kernel<float>, opspec_config[0], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_stdp_update_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_stdp_update_kernel<double>, opspec_config[0], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

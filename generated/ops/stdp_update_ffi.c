@@ -9,11 +9,11 @@
 
 /* The call stdp_update expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_stdp_update_inputs[] = {
-    {"w",          OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(w)},
-    {"pre_trace",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},                OPSPEC_AT(pre_trace)},
-    {"pre_spike",  OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)},                OPSPEC_AT(pre_spike)},
-    {"post_trace", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)},                OPSPEC_AT(post_trace)},
-    {"post_spike", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)},                OPSPEC_AT(post_spike)},
+    {"w", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(w)},
+    {"pre_trace", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(pre_trace)},
+    {"pre_spike", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(pre_spike)},
+    {"post_trace", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(post_trace)},
+    {"post_spike", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(post_spike)},
 };
 static const opspec_array_desc opspec_stdp_update_outputs[] = {
     {"w_out", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_EXPR(1)}, OPSPEC_AT(w_out)},
@@ -22,15 +22,15 @@ static const opspec_typevar_desc opspec_stdp_update_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 static const opspec_symbol_desc opspec_stdp_update_symbols[] = {
-    {"n_pre",  OPSPEC_AT(n_pre)},
+    {"n_pre", OPSPEC_AT(n_pre)},
     {"n_post", OPSPEC_AT(n_post)},
 };
 /* Sorted by name, as XLA passes attributes. */
 static const opspec_attr_desc opspec_stdp_update_attrs[] = {
     {"a_minus", OPSPEC_DT_float64, OPSPEC_AT(a_minus)},
-    {"a_plus",  OPSPEC_DT_float64, OPSPEC_AT(a_plus)},
-    {"w_max",   OPSPEC_DT_float64, OPSPEC_AT(w_max)},
-    {"w_min",   OPSPEC_DT_float64, OPSPEC_AT(w_min)},
+    {"a_plus", OPSPEC_DT_float64, OPSPEC_AT(a_plus)},
+    {"w_max", OPSPEC_DT_float64, OPSPEC_AT(w_max)},
+    {"w_min", OPSPEC_DT_float64, OPSPEC_AT(w_min)},
 };
 
 /* This call's output extents and scratch shapes, from the spec's expressions. */
@@ -55,12 +55,17 @@ static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
     .fingerprint = "a8ecb8b101ca393d",
     .args_size = sizeof(opspec_stdp_update_args),
-    .ninputs = 5, .inputs = opspec_stdp_update_inputs,
-    .noutputs = 1, .outputs = opspec_stdp_update_outputs,
+    .ninputs = 5,
+    .inputs = opspec_stdp_update_inputs,
+    .noutputs = 1,
+    .outputs = opspec_stdp_update_outputs,
     .aliases = (const int32_t[]){0},
-    .ntypes = 1, .types = opspec_stdp_update_types,
-    .nsymbols = 2, .symbols = opspec_stdp_update_symbols,
-    .nattrs = 4, .attrs = opspec_stdp_update_attrs,
+    .ntypes = 1,
+    .types = opspec_stdp_update_types,
+    .nsymbols = 2,
+    .symbols = opspec_stdp_update_symbols,
+    .nattrs = 4,
+    .attrs = opspec_stdp_update_attrs,
     .shapes = opspec_stdp_update_shapes,
     .launch = opspec_stdp_update_launch_sizes,
     .launch_ndims = 2,

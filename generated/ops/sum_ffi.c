@@ -22,9 +22,12 @@ static const opspec_op_desc opspec_sum_desc = {
     .name = "sum",
     .fingerprint = "577925cbeb3d6c86",
     .args_size = sizeof(opspec_sum_args),
-    .ninputs = 1, .inputs = opspec_sum_inputs,
-    .noutputs = 1, .outputs = opspec_sum_outputs,
-    .ntypes = 1, .types = opspec_sum_types,
+    .ninputs = 1,
+    .inputs = opspec_sum_inputs,
+    .noutputs = 1,
+    .outputs = opspec_sum_outputs,
+    .ntypes = 1,
+    .types = opspec_sum_types,
 };
 
 XLA_FFI_Error *opspec_sum_cpu(XLA_FFI_CallFrame *cf) {

@@ -19,6 +19,66 @@ void og_line(og_value *lines, const char *fmt, ...) {
   og_list_push(lines, og_value_str_take(og_buf_take(&b)));
 }
 
+size_t og_wrap_width(const char *lead, const char *const *items, size_t n, const char *close) {
+  size_t width = strlen(lead) + strlen(close);
+  for (size_t i = 0; i < n; ++i) width += strlen(items[i]) + (i ? 2 : 0);
+  return width;
+}
+
+void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
+                  bool one_per_line) {
+  size_t indent = strlen(lead);
+  bool wrapped = og_wrap_width(lead, items, n, close) > OG_C_COLUMNS;
+  og_value *line = NULL, *line_items = NULL, *prev = NULL;
+  og_buf spaces = {0};
+  og_buf_printf(&spaces, "%*s", (int)indent, "");
+  size_t col = indent;
+  for (size_t i = 0; i < n; ++i) {
+    /* The item's end: its "," or, last, the closing text. */
+    size_t end = strlen(items[i]) + (i + 1 < n ? 1 : strlen(close));
+    bool fresh = !line || (wrapped && (one_per_line || col + 2 + end > OG_C_COLUMNS));
+    if (fresh) {
+      if (prev) og_map_set_str(prev, "sep", ",");
+      line = og_value_map();
+      line_items = og_value_list();
+      og_map_set_str(line, "lead", i ? og_buf_str(&spaces) : lead);
+      og_map_set(line, "items", line_items);
+      og_map_set_str(line, "close", "");
+      og_list_push(lines, line);
+      col = indent + strlen(items[i]);
+    } else {
+      col += 2 + strlen(items[i]);
+    }
+    og_value *item = og_value_map();
+    og_map_set_str(item, "text", items[i]);
+    og_map_set_str(item, "sep", i + 1 < n ? ", " : "");
+    og_list_push(line_items, item);
+    prev = item;
+  }
+  if (!line) {
+    line = og_value_map();
+    og_map_set_str(line, "lead", lead);
+    og_map_set(line, "items", og_value_list());
+    og_list_push(lines, line);
+  }
+  og_map_set_str(line, "close", close);
+  og_buf_free(&spaces);
+}
+
+og_value *og_wrap(const char *lead, const char *const *items, size_t n, const char *close, bool one_per_line) {
+  og_value *lines = og_value_list();
+  og_wrap_into(lines, lead, items, n, close, one_per_line);
+  return lines;
+}
+
+void og_wrap_list(og_value *lines, const char *lead, const og_value *items, const char *close, bool one_per_line) {
+  size_t n = og_list_len(items);
+  const char **texts = og_xcalloc(n ? n : 1, sizeof *texts);
+  for (size_t i = 0; i < n; ++i) texts[i] = og_value_as_str(og_list_at(items, i));
+  og_wrap_into(lines, lead, texts, n, close, one_per_line);
+  free(texts);
+}
+
 const char *og_dtype_ctype(const char *dtype) {
   og_dtype dt = og_dtype_find(dtype);
   return dt == OG_DT_NONE ? NULL : og_dtypes[dt].ctype;

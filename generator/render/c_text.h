@@ -13,6 +13,24 @@
 og_value *og_lines(void);
 void og_line(og_value *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The column limit of generated C and CUDA: .clang-format's ColumnLimit. */
+#define OG_C_COLUMNS 120
+
+/* `lead`, then `items` separated by ", ", then `close`, laid out as clang-format lays it
+ * out (.clang-format): on one line where it fits, else, with `one_per_line`, one item a
+ * line (clang-format's layout of designated initializers), or bin-packed; the lines
+ * after the first aligned under the first item. `lead` holds the line's indentation.
+ * Lines as records {lead, items {text, sep}, close}: `sep` ", " between items on a line
+ * and "," at a line's end; `close` is empty except on the last line. */
+og_value *og_wrap(const char *lead, const char *const *items, size_t n, const char *close, bool one_per_line);
+/* og_wrap, its lines appended to `lines`. */
+void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
+                  bool one_per_line);
+/* The columns of og_wrap's text on one line. */
+size_t og_wrap_width(const char *lead, const char *const *items, size_t n, const char *close);
+/* og_wrap of a list value of strings, its lines appended to `lines`. */
+void og_wrap_list(og_value *lines, const char *lead, const og_value *items, const char *close, bool one_per_line);
+
 /* The C type of a dtype name ("float32" -> "float"), or NULL. */
 const char *og_dtype_ctype(const char *dtype);
 /* The XLA code of a dtype as generated code names it: "OPSPEC_DT_float32". */

@@ -96,8 +96,39 @@ void og_ctx_op_python(og_value *v, const og_op *op, const char *fingerprint) {
   og_map_set(v, "py", og_ctx_python(op, fingerprint));
 }
 
+/* The registry's rows, one per op ({name, CPU handler, CUDA handler, simulator's}), as
+ * og_wrap's lines. */
+static og_value *og_registry_rows(const og_value *ops) {
+  og_value *lines = og_value_list();
+  og_buf name = {0}, cpu = {0}, cuda = {0}, sim = {0};
+  for (size_t i = 0; i < og_list_len(ops); ++i) {
+    const og_value *op = og_list_at(ops, i);
+    const char *op_name = og_value_as_str(og_map_get(op, "name"));
+    bool has_cuda = og_value_as_bool(og_map_get(op, "has_cuda"));
+    og_buf_clear(&name);
+    og_buf_clear(&cpu);
+    og_buf_clear(&cuda);
+    og_buf_clear(&sim);
+    og_buf_printf(&name, "\"%s\"", op_name);
+    og_buf_printf(&cpu, "opspec_%s_cpu", op_name);
+    if (has_cuda) {
+      og_buf_printf(&cuda, "OPSPEC_CUDA_HANDLER(opspec_%s_cuda)", op_name);
+      og_buf_printf(&sim, "OPSPEC_CUDA_SIM_HANDLER(opspec_%s_cuda_sim)", op_name);
+    }
+    const char *const items[] = {og_buf_str(&name), og_buf_str(&cpu), has_cuda ? og_buf_str(&cuda) : "NULL",
+                                 has_cuda ? og_buf_str(&sim) : "NULL"};
+    og_wrap_into(lines, "    {", items, 4, "},", false);
+  }
+  og_buf_free(&name);
+  og_buf_free(&cpu);
+  og_buf_free(&cuda);
+  og_buf_free(&sim);
+  return lines;
+}
+
 og_value *og_ctx_library(og_value *ops) {
   og_value *ctx = og_value_map();
+  og_map_set(ctx, "registry_rows", og_registry_rows(ops));
   og_map_set(ctx, "ops", ops);
   og_value *limits = og_value_list(), *dtypes = og_value_list(), *attrs = og_value_list();
   static const struct {

@@ -12,37 +12,17 @@
 #include "render/c_text.h"
 #include "util/escape.h"
 
-/* Table rows as records, their columns aligned so that the tables read as tables: each
- * row {cells}, each cell {text, sep}, `sep` the comma and the padding to the column's
- * width (empty after the last cell, which is not padded). Takes `rows` (lists of
- * cells) over. */
-static og_value *og_rows_record(og_value *rows) {
-  size_t width[8] = {0};
-  for (size_t r = 0; r < og_list_len(rows); ++r) {
-    const og_value *row = og_list_at(rows, r);
-    for (size_t c = 0; c + 1 < og_list_len(row) && c < 8; ++c) {
-      size_t len = strlen(og_value_as_str(og_list_at(row, c)));
-      if (len > width[c]) width[c] = len;
-    }
-  }
-  og_value *records = og_value_list();
-  for (size_t r = 0; r < og_list_len(rows); ++r) {
-    const og_value *row = og_list_at(rows, r);
-    og_value *record = og_value_map(), *cells = og_value_list();
-    for (size_t c = 0; c < og_list_len(row); ++c) {
-      const char *text = og_value_as_str(og_list_at(row, c));
-      og_value *cell = og_value_map();
-      og_buf sep = {0};
-      if (c + 1 < og_list_len(row)) og_buf_printf(&sep, ",%*s", (int)(width[c] - strlen(text) + 1), "");
-      og_map_set_str(cell, "text", text);
-      og_map_set(cell, "sep", og_value_str_take(og_buf_take(&sep)));
-      og_list_push(cells, cell);
-    }
-    og_map_set(record, "cells", cells);
-    og_list_push(records, record);
-  }
+/* Table rows as og_wrap's lines, one after another: each row "{cells}," at `indent`
+ * columns. Takes `rows` (lists of cells) over. */
+static og_value *og_rows_record(og_value *rows, size_t indent) {
+  og_value *lines = og_value_list();
+  og_buf lead = {0};
+  og_buf_printf(&lead, "%*s{", (int)indent, "");
+  for (size_t r = 0; r < og_list_len(rows); ++r)
+    og_wrap_list(lines, og_buf_str(&lead), og_list_at(rows, r), "},", false);
+  og_buf_free(&lead);
   og_value_free(rows);
-  return records;
+  return lines;
 }
 
 /* A table of the call's description as a record {type, field, comment, rows}. */
@@ -51,7 +31,7 @@ static og_value *og_table_record(const char *type, const char *field, const char
   og_map_set_str(table, "type", type);
   og_map_set_str(table, "field", field);
   og_map_set_str(table, "comment", comment);
-  og_map_set(table, "rows", og_rows_record(rows));
+  og_map_set(table, "rows", og_rows_record(rows, 4));
   return table;
 }
 
@@ -168,8 +148,8 @@ static void og_size_rows_launch(const og_op *op, og_value *rows, const char *wha
 /* A function of the handler as a record: {name, comment, computes (it takes `extents`
  * and sets values: `assigns` {target, value}), konst ("const " where it only reads the
  * args struct), reads (it reads the args struct at all), unused_extents, sizes (rows
- * of opspec_size_check, og_rows_record's), checks {init, array} and scans {array,
- * input, check} (the content checks)}. */
+ * of opspec_size_check, og_rows_record's lines), checks (og_wrap's lines of their
+ * initializers) and scans (og_check_scan's records): the content checks}. */
 static og_value *og_ffi_function(const char *name, const char *comment) {
   og_value *fn = og_value_map();
   og_map_set_str(fn, "name", name);
@@ -209,7 +189,7 @@ static og_value *og_ffi_computing_function(const char *name, const char *comment
   og_map_set_bool(fn, "reads", reads);
   og_map_set_bool(fn, "unused_extents", !sets_extents);
   og_map_set(fn, "assigns", assigns);
-  og_map_set(fn, "sizes", og_rows_record(rows));
+  og_map_set(fn, "sizes", og_rows_record(rows, 6));
   return fn;
 }
 
@@ -307,7 +287,7 @@ static og_value *og_ffi_cuda_sizes(const og_op *op) {
   }
   og_value *fn =
       og_ffi_function("cuda_config", "The CUDA launch configuration: grids, blocks, threads, shared memory.");
-  og_map_set(fn, "sizes", og_rows_record(rows));
+  og_map_set(fn, "sizes", og_rows_record(rows, 6));
   return fn;
 }
 
@@ -318,21 +298,52 @@ static bool og_checked_by(const og_array *a, bool in_kernel) {
   return a->check.present && a->check.in_kernel == in_kernel;
 }
 
-/* One input's check as a designated initializer's fields ".has_min = true, ...". */
-static og_value *og_check_init(const og_op *op, const og_array *a) {
+/* One input's check as a designated initializer's fields (".has_min = true", ...), one
+ * string each. */
+static og_value *og_check_fields(const og_op *op, const og_array *a) {
   const og_expr *bounds[] = {a->check.min, a->check.max};
-  og_buf init = {0};
+  og_value *fields = og_value_list();
   for (size_t b = 0; b < 2; ++b) {
     const char *key = b ? "max" : "min";
     if (!bounds[b]) continue;
     og_value *value = og_c_expr_checked(op, bounds[b]), *text = og_spec_text(bounds[b]);
-    og_buf_printf(&init, "%s.has_%s = true, .%s = %s, .%s_text = \"%s\"", og_buf_str(&init)[0] ? ", " : "", key, key,
-                  og_value_as_str(value), key, og_value_as_str(text));
+    og_line(fields, ".has_%s = true", key);
+    og_line(fields, ".%s = %s", key, og_value_as_str(value));
+    og_line(fields, ".%s_text = \"%s\"", key, og_value_as_str(text));
     og_value_free(value);
     og_value_free(text);
   }
-  if (a->check.sorted) og_buf_printf(&init, "%s.sorted = true", og_buf_str(&init)[0] ? ", " : "");
-  return og_value_str_take(og_buf_take(&init));
+  if (a->check.sorted) og_line(fields, ".sorted = true");
+  return fields;
+}
+
+/* A content check's scan: "if (!err) err = opspec_check_values(...);" as a record
+ * {inline, call}: on one line where it fits, else the assignment on the next line,
+ * `call` og_wrap's lines. */
+static og_value *og_check_scan(const og_op *op, const og_array *a, size_t input, size_t check) {
+  og_buf name = {0}, array = {0}, data = {0}, dtype = {0}, size = {0}, at = {0};
+  og_buf_printf(&name, "\"%s\"", op->name);
+  og_buf_printf(&array, "\"%s\"", a->name);
+  og_buf_printf(&data, "args->%s.data", a->name);
+  og_buf_printf(&dtype, "opspec_arg_dtype(cf, %zu)", input);
+  og_buf_printf(&size, "args->%s.size", a->name);
+  og_buf_printf(&at, "&checks[%zu]", check);
+  const char *const items[] = {
+      "cf",           og_buf_str(&name), og_buf_str(&array), og_buf_str(&data), og_buf_str(&dtype), og_buf_str(&size),
+      og_buf_str(&at)};
+  og_value *scan = og_value_map();
+  bool fits = og_wrap_width("  if (!err) err = opspec_check_values(", items, 7, ");") <= OG_C_COLUMNS;
+  og_map_set_bool(scan, "inline", fits);
+  og_map_set(scan, "call",
+             og_wrap(fits ? "  if (!err) err = opspec_check_values(" : "    err = opspec_check_values(", items, 7, ");",
+                     false));
+  og_buf_free(&name);
+  og_buf_free(&array);
+  og_buf_free(&data);
+  og_buf_free(&dtype);
+  og_buf_free(&size);
+  og_buf_free(&at);
+  return scan;
 }
 
 static og_value *og_ffi_check_fn(const og_op *op, bool in_kernel) {
@@ -349,14 +360,13 @@ static og_value *og_ffi_check_fn(const og_op *op, bool in_kernel) {
   for (size_t i = 0; i < op->ninputs; ++i) {
     const og_array *a = &op->inputs[i];
     if (!og_checked_by(a, in_kernel)) continue;
-    og_value *check = og_value_map(), *scan = og_value_map();
-    og_map_set(check, "init", og_check_init(op, a));
-    og_map_set_str(check, "array", a->name);
-    og_map_set_str(scan, "array", a->name);
-    og_map_set_int(scan, "input", (int64_t)i);
-    og_map_set_int(scan, "check", (int64_t)og_list_len(checks));
-    og_list_push(checks, check);
-    og_list_push(scans, scan);
+    og_value *fields = og_check_fields(op, a);
+    og_buf close = {0};
+    og_buf_printf(&close, "}, /* %s */", a->name);
+    og_list_push(scans, og_check_scan(op, a, i, og_list_len(scans)));
+    og_wrap_list(checks, "      {", fields, og_buf_str(&close), true);
+    og_value_free(fields);
+    og_buf_free(&close);
   }
   og_map_set(fn, "checks", checks);
   og_map_set(fn, "scans", scans);

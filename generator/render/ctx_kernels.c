@@ -30,22 +30,25 @@ static void og_use_launch(og_idents *used, const og_launch *l) {
 
 /* ---- declarations --------------------------------------------------------------- */
 
-/* A local declared from the args struct: {type, name, value}, written
- * "<type><name> = <value>;" (the type ends in a space or a '*'). */
-static og_value *og_local(const char *type, const char *name, const char *value) {
+/* A local declared from the args struct: {type, name, value, wrap}, written
+ * "<type><name> = <value>;" (the type ends in a space or a '*') at `indent` columns, or,
+ * with `wrap`, where that line is too long, the value on the next line four columns in
+ * (clang-format's continuation). */
+static og_value *og_local(size_t indent, const char *type, const char *name, const char *value) {
   og_value *l = og_value_map();
   og_map_set_str(l, "type", type);
   og_map_set_str(l, "name", name);
   og_map_set_str(l, "value", value);
+  og_map_set_bool(l, "wrap", indent + strlen(type) + strlen(name) + 3 + strlen(value) + 1 > OG_C_COLUMNS);
   return l;
 }
 
 /* Every name of the op that `used` holds, as locals (og_local) read through `args`
  * ("opspec_args->" or "opspec_args."). With `batched`, inputs and outputs point at batch
  * element opspec_b of the portable CUDA kernel's opspec_batch (inputs then outputs, as
- * opspec_batch_grid numbers them). Adds the type variables the declarations need to
+ * opspec_batch_grid numbers them). `indent`: the columns before each declaration. Adds the type variables the declarations need to
  * `used`. */
-static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched) {
+static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched, size_t indent) {
   og_value *locals = og_value_list();
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
@@ -65,7 +68,7 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
                         a->name, l ? op->ninputs + i : i);
         else
           og_buf_printf(&value, "(%s%s *)%s%s.data", konst, ctype, args, a->name);
-        og_list_push(locals, og_local(og_buf_str(&type), a->name, og_buf_str(&value)));
+        og_list_push(locals, og_local(indent, og_buf_str(&type), a->name, og_buf_str(&value)));
         if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
       }
       static const char *const parts[][2] = {{"_size", "const int64_t "}, {"_shape", "const int64_t *"}};
@@ -75,14 +78,14 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
         if (!og_idents_has(used, og_buf_str(&name))) continue;
         og_buf_clear(&value);
         og_buf_printf(&value, "%s%s.%s", args, a->name, parts[p][0] + 1);
-        og_list_push(locals, og_local(parts[p][1], og_buf_str(&name), og_buf_str(&value)));
+        og_list_push(locals, og_local(indent, parts[p][1], og_buf_str(&name), og_buf_str(&value)));
       }
     }
   for (size_t s = 0; s < op->nsymbols; ++s)
     if (og_idents_has(used, op->symbols[s])) {
       og_buf_clear(&value);
       og_buf_printf(&value, "%s%s", args, op->symbols[s]);
-      og_list_push(locals, og_local("const int64_t ", op->symbols[s], og_buf_str(&value)));
+      og_list_push(locals, og_local(indent, "const int64_t ", op->symbols[s], og_buf_str(&value)));
     }
   for (size_t t = 0; t < op->nattrs; ++t)
     if (og_idents_has(used, op->attrs[t].name)) {
@@ -90,7 +93,7 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
       og_buf_clear(&value);
       og_buf_printf(&type, "const %s ", og_dtype_ctype(og_attr_types[op->attrs[t].type].name));
       og_buf_printf(&value, "%s%s", args, op->attrs[t].name);
-      og_list_push(locals, og_local(og_buf_str(&type), op->attrs[t].name, og_buf_str(&value)));
+      og_list_push(locals, og_local(indent, og_buf_str(&type), op->attrs[t].name, og_buf_str(&value)));
     }
   og_buf_free(&name);
   og_buf_free(&type);
@@ -184,7 +187,7 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
   }
-  og_value *locals = og_locals(op, &used, "opspec_args->", false);
+  og_value *locals = og_locals(op, &used, "opspec_args->", false, 2);
   /* opspec_reject() reads opspec_args too. */
   og_map_set_bool(v, "cpu_uses_args", og_list_len(locals) || portable || plan->rejects);
   og_map_set(v, "cpu_locals", locals);
@@ -222,6 +225,11 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
     og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
     og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
+    og_buf head = {0};
+    og_buf_printf(&head, "OPSPEC_CPU_CLONES static void %s(", og_buf_str(&fn));
+    static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
+    og_map_set(var, "head", og_wrap(og_buf_str(&head), params, portable ? 3 : 1, ") {", false));
+    og_buf_free(&head);
     og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
     og_map_set(var, "typedefs", typedefs);
     og_list_push(variants, var);
@@ -233,41 +241,6 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
 }
 
 /* ---- the CUDA kernels -------------------------------------------------------------- */
-
-/* A function's head, its parameters wrapped at 120 columns and aligned under the first
- * one, as records: each line {lead, params {text, sep}, last}, `lead` the head itself on
- * the first line and the spaces that align the others, `sep` ", " between parameters
- * on a line and "," at a line's end. The template closes the last line with ") {". */
-static og_value *og_signature(const char *head, const char *const *params, size_t n) {
-  og_value *lines = og_value_list(), *line = NULL, *line_params = NULL, *prev = NULL;
-  size_t indent = strlen(head), col = indent;
-  og_buf spaces = {0};
-  og_buf_printf(&spaces, "%*s", (int)indent, "");
-  for (size_t i = 0; i < n; ++i) {
-    size_t len = strlen(params[i]) + (i + 1 < n ? 1 : 3); /* "," or ") {" */
-    bool wrap = i && col + 1 + len > 120;
-    if (!line || wrap) {
-      if (prev) og_map_set_str(prev, "sep", ",");
-      line = og_value_map();
-      line_params = og_value_list();
-      og_map_set_str(line, "lead", i ? og_buf_str(&spaces) : head);
-      og_map_set(line, "params", line_params);
-      og_map_set_bool(line, "last", false);
-      og_list_push(lines, line);
-      col = indent + strlen(params[i]);
-    } else {
-      col += 2 + strlen(params[i]);
-    }
-    og_value *param = og_value_map();
-    og_map_set_str(param, "text", params[i]);
-    og_map_set_str(param, "sep", i + 1 < n ? ", " : "");
-    og_list_push(line_params, param);
-    prev = param;
-  }
-  og_map_set_bool(line, "last", true);
-  og_buf_free(&spaces);
-  return lines;
-}
 
 /* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
  * last launch extent, which runs along x: one thread per index, and those past it return
@@ -297,8 +270,7 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
   og_map_set_str(kernel, "close_indent", last ? indents[first + last - 1] : "");
 }
 
-/* One `__global__` kernel as a record: its template parameters, head (wrapped by
- * og_signature), locals, the prologue, the index loops (with `launch`, the portable
+/* One `__global__` kernel as a record: its template parameters, head (og_wrap's lines), locals, the prologue, the index loops (with `launch`, the portable
  * kernel: its launch indices, and the elements of a natively batched call where
  * plan->cuda_batch_grid), and the body: the shared body include, or the spec's lines. */
 static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const char *fn, const og_body *body,
@@ -311,7 +283,7 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   size_t first = batched ? 1 : 0; /* inside the batch loop */
   if (launch && op->prologue.present) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
-  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched));
+  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched, strlen(indents[first])));
   og_idents_free(&used);
   /* "template <typename T, typename U>" before a kernel of an op with type variables. */
   og_value *typevars = og_value_list();
@@ -327,7 +299,7 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_buf_printf(&args, "const opspec_%s_args opspec_args", op->name);
   og_buf_printf(&grid, "const opspec_batch_grid<%zu> opspec_batch", op->ninputs + op->noutputs);
   const char *const params[] = {og_buf_str(&args), og_buf_str(&grid)};
-  og_map_set(kernel, "head", og_signature(og_buf_str(&name), params, batched ? 2 : 1));
+  og_map_set(kernel, "head", og_wrap(og_buf_str(&name), params, batched ? 2 : 1, ") {", false));
   og_buf_free(&name);
   og_buf_free(&args);
   og_buf_free(&grid);
@@ -401,9 +373,9 @@ static void og_launch_uses(const og_op *op, og_idents *used) {
 }
 
 /* One type variant's case of the launcher's switch: {index, label, launches}, each
- * launch {function, config, last} (a kernel in order; all but the last return only on
- * an error). */
-static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
+ * launch {call, last}, `call` og_wrap's lines (a kernel in order; all but the last
+ * return only on an error). */
+static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig, bool batched) {
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   og_buf targs = {0}, label = {0};
   og_variant_picks(op, v, pick);
@@ -422,10 +394,18 @@ static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
   for (size_t k = 0; k < nconfig; ++k) {
     og_buf fn = {0};
     og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
+    og_buf config = {0};
+    og_buf_printf(&config, "opspec_config[%zu]", k);
+    bool last = k + 1 == nconfig;
+    const char *const items[] = {og_buf_str(&fn),        og_buf_str(&config), "opspec_stream",
+                                 "opspec_failed_kernel", "*opspec_args",      "opspec_batch"};
     og_value *launch = og_value_map();
-    og_map_set(launch, "function", og_value_str_take(og_buf_take(&fn)));
-    og_map_set_int(launch, "config", (int64_t)k);
-    og_map_set_bool(launch, "last", k + 1 == nconfig);
+    og_map_set(launch, "call",
+               og_wrap(last ? "      return opspec_launch_kernel(" : "      if ((opspec_code = opspec_launch_kernel(",
+                       items, batched ? 6 : 5, last ? ");" : ")))", false));
+    og_map_set_bool(launch, "last", last);
+    og_buf_free(&fn);
+    og_buf_free(&config);
     og_list_push(launches, launch);
   }
   og_map_set(variant, "launches", launches);
@@ -433,15 +413,14 @@ static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig) {
   return variant;
 }
 
-/* The launcher (opspec_<op>_cuda_launch) as a record: its head (wrapped by
- * og_signature), locals, configurations, outputs, and the variants' launches. It checks
+/* The launcher (opspec_<op>_cuda_launch) as a record: its head (og_wrap's lines), locals, configurations, outputs, and the variants' launches. It checks
  * every kernel's configuration, then runs the variant's kernels in order on XLA's
  * stream. */
 static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_value *launcher = og_value_map();
   og_idents used = {0};
   og_launch_uses(op, &used);
-  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false));
+  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false, 2));
   og_idents_free(&used);
 
   og_buf name = {0};
@@ -455,7 +434,7 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
                                 "void *opspec_stream_handle",
                                 "const size_t *opspec_output_bytes",
                                 "const char **opspec_failed_kernel"};
-  og_map_set(launcher, "head", og_signature(og_buf_str(&name), params, 6));
+  og_map_set(launcher, "head", og_wrap(og_buf_str(&name), params, 6, ") {", false));
   og_buf_free(&name);
 
   size_t nconfig = op->ncuda ? op->ncuda : 1;
@@ -474,17 +453,27 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_map_set_bool(launcher, "batch_on_grid", op->launch.n < 3);
   og_map_set_int(launcher, "narrays", (int64_t)(op->ninputs + op->noutputs));
   og_map_set_int(launcher, "ninputs", (int64_t)op->ninputs);
-  og_map_set_str(launcher, "values", batched ? "*opspec_args, opspec_batch" : "*opspec_args");
   og_value *outputs = og_value_list();
   for (size_t i = 0; i < op->noutputs; ++i) {
     og_value *out = og_value_map();
     og_map_set_int(out, "index", (int64_t)i);
     og_map_set_str(out, "name", op->outputs[i].name);
+    /* "if ((opspec_code = opspec_cuda_zero(...))) return opspec_code;" on one line where
+     * it fits, else the return on a line of its own. */
+    og_buf data = {0}, bytes = {0};
+    og_buf_printf(&data, "opspec_args->%s.data", op->outputs[i].name);
+    og_buf_printf(&bytes, "opspec_output_bytes[%zu]", i);
+    const char *const items[] = {og_buf_str(&data), og_buf_str(&bytes), "opspec_stream"};
+    static const char lead[] = "    if ((opspec_code = opspec_cuda_zero(", ret[] = " return opspec_code;";
+    og_map_set_bool(out, "inline", og_wrap_width(lead, items, 3, ")))") + strlen(ret) <= OG_C_COLUMNS);
+    og_map_set(out, "zero", og_wrap(lead, items, 3, ")))", false));
+    og_buf_free(&data);
+    og_buf_free(&bytes);
     og_list_push(outputs, out);
   }
   og_map_set(launcher, "outputs", outputs);
   og_value *variants = og_value_list();
-  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig));
+  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig, batched));
   og_map_set(launcher, "variants", variants);
   return launcher;
 }

@@ -3,6 +3,7 @@ whole flow of adding an op by dropping a spec into specs/ and rebuilding."""
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -60,9 +61,10 @@ def test_portable_kernels_run_a_range_without_openmp():
         text = path.read_text()
         # `omp simd` only marks the innermost loop's iterations independent: no threads.
         assert "#pragma omp" not in text.replace("#pragma omp simd\n", ""), path
-        heads = [line for line in text.splitlines() if line.startswith("OPSPEC_CPU_CLONES static void opspec_")]
+        # A head may be wrapped at 120 columns (.clang-format): its parameters, spaces aside.
+        heads = re.findall(r"^OPSPEC_CPU_CLONES static void opspec_\w+\(([^)]*)\) \{", text, re.M)
         assert heads and all(
-            h.endswith("(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {") for h in heads
+            " ".join(h.split()) == "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end" for h in heads
         )
         assert text.count("  for (int64_t i = opspec_begin; i < opspec_end; ++i)") == len(heads), path
         body = f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"'

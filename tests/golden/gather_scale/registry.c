@@ -8,7 +8,8 @@
 const char opspec_package_name[] = "opspec";
 
 const opspec_op_entry opspec_op_table[] = {
-    {"gather_scale", opspec_gather_scale_cpu, OPSPEC_CUDA_HANDLER(opspec_gather_scale_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_gather_scale_cuda_sim)},
+    {"gather_scale", opspec_gather_scale_cpu, OPSPEC_CUDA_HANDLER(opspec_gather_scale_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_gather_scale_cuda_sim)},
 };
 
 const size_t opspec_op_count = sizeof opspec_op_table / sizeof opspec_op_table[0];

@@ -9,28 +9,30 @@
 #include "ops/gather_scale.h"
 
 /* gather_scale on CPU, T = float32. */
-OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float32(const void *opspec_argp, int64_t opspec_begin,
+                                                              int64_t opspec_end) {
   typedef float T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double scale = opspec_args->scale;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
   }
 }
 
 /* gather_scale on CPU, T = float64. */
-OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+OPSPEC_CPU_CLONES static void opspec_gather_scale_cpu_float64(const void *opspec_argp, int64_t opspec_begin,
+                                                              int64_t opspec_end) {
   typedef double T;
   const opspec_gather_scale_args *opspec_args = opspec_argp;
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
   const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_args->idx.data;
   T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
   const double scale = opspec_args->scale;
-  #pragma omp simd
+#pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/gather_scale_body.inc"
   }

@@ -16,7 +16,8 @@ static __global__ void opspec_gather_scale_kernel(const opspec_gather_scale_args
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
   for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
     const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b);
-    const int32_t *OPSPEC_RESTRICT idx = (const int32_t *)opspec_batch_at(opspec_args.idx.data, opspec_batch, 1, opspec_b);
+    const int32_t *OPSPEC_RESTRICT idx =
+        (const int32_t *)opspec_batch_at(opspec_args.idx.data, opspec_batch, 1, opspec_b);
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
     const int64_t m = opspec_args.m;
     const double scale = opspec_args.scale;
@@ -44,13 +45,16 @@ extern "C" int opspec_gather_scale_cuda_launch(const void *opspec_argp, const op
   if (opspec_code) return opspec_code;
   /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
   if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream))) return opspec_code;
+    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream)))
+      return opspec_code;
   }
   switch (opspec_variant) {
     case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_gather_scale_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_gather_scale_kernel<float>, opspec_config[0], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args, opspec_batch);
     case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_gather_scale_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel, *opspec_args, opspec_batch);
+      return opspec_launch_kernel(opspec_gather_scale_kernel<double>, opspec_config[0], opspec_stream,
+                                  opspec_failed_kernel, *opspec_args, opspec_batch);
     default:
       *opspec_failed_kernel = "(dispatch)";
       return (int)cudaErrorInvalidValue;

@@ -9,8 +9,8 @@
 
 /* The call gather_scale expects: opspec_decode checks every buffer against it. */
 static const opspec_array_desc opspec_gather_scale_inputs[] = {
-    {"x",   OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(x)},
-    {"idx", OPSPEC_DT_int32,   1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(idx)},
+    {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(x)},
+    {"idx", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(idx)},
 };
 static const opspec_array_desc opspec_gather_scale_outputs[] = {
     {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
@@ -49,11 +49,17 @@ static XLA_FFI_Error *opspec_gather_scale_launch_sizes(XLA_FFI_CallFrame *cf, co
 static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const void *argp) {
   const opspec_gather_scale_args *args = argp;
   const opspec_value_check checks[] = {
-      {.has_min = true, .min = 0, .min_text = "0", .has_max = true, .max = opspec_safe_sub(args->n, 1), .max_text = "n - 1"}, /* idx */
+      {.has_min = true,
+       .min = 0,
+       .min_text = "0",
+       .has_max = true,
+       .max = opspec_safe_sub(args->n, 1),
+       .max_text = "n - 1"}, /* idx */
   };
   XLA_FFI_Error *err = NULL;
-  if (!err) err = opspec_check_values(cf, "gather_scale", "idx", args->idx.data, opspec_arg_dtype(cf, 1),
-                                     args->idx.size, &checks[0]);
+  if (!err)
+    err = opspec_check_values(cf, "gather_scale", "idx", args->idx.data, opspec_arg_dtype(cf, 1), args->idx.size,
+                              &checks[0]);
   return err;
 }
 
@@ -61,11 +67,16 @@ static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
     .fingerprint = "0bcb90ad3fe36859",
     .args_size = sizeof(opspec_gather_scale_args),
-    .ninputs = 2, .inputs = opspec_gather_scale_inputs,
-    .noutputs = 1, .outputs = opspec_gather_scale_outputs,
-    .ntypes = 1, .types = opspec_gather_scale_types,
-    .nsymbols = 2, .symbols = opspec_gather_scale_symbols,
-    .nattrs = 1, .attrs = opspec_gather_scale_attrs,
+    .ninputs = 2,
+    .inputs = opspec_gather_scale_inputs,
+    .noutputs = 1,
+    .outputs = opspec_gather_scale_outputs,
+    .ntypes = 1,
+    .types = opspec_gather_scale_types,
+    .nsymbols = 2,
+    .symbols = opspec_gather_scale_symbols,
+    .nattrs = 1,
+    .attrs = opspec_gather_scale_attrs,
     .shapes = opspec_gather_scale_shapes,
     .launch = opspec_gather_scale_launch_sizes,
     .contents = opspec_gather_scale_contents,
