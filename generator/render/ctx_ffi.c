@@ -35,18 +35,6 @@ static og_value *og_table_record(const char *type, const char *field, const char
   return table;
 }
 
-static og_value *og_row(void) { return og_value_list(); }
-
-static void og_cell(og_value *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void og_cell(og_value *row, const char *fmt, ...) {
-  og_buf b = {0};
-  va_list ap;
-  va_start(ap, fmt);
-  og_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  og_list_push(row, og_value_str_take(og_buf_take(&b)));
-}
-
 /* A dim of an input or output as the runtime checks it: an output's expression (a bare
  * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
 static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
@@ -68,19 +56,19 @@ static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXP
 static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_value *rows, size_t *nextents) {
   for (size_t i = 0; i < n; ++i) {
     const og_array *a = &arrays[i];
-    og_value *row = og_row();
-    og_cell(row, "\"%s\"", a->name);
+    og_value *row = og_lines();
+    og_line(row, "\"%s\"", a->name);
     og_buf dt = {0}, dims = {0};
     if (a->typevar >= 0)
       og_buf_printf(&dt, "OPSPEC_TYPEVAR(%d)", a->typevar);
     else
       og_dtype_enum(&dt, a->dtype);
-    og_cell(row, "%s", og_buf_str(&dt));
+    og_line(row, "%s", og_buf_str(&dt));
     if (a->role == OG_SCRATCH) {
-      og_cell(row, "%zu", a->ndims);
-      og_cell(row, "NULL");
+      og_line(row, "%zu", a->ndims);
+      og_line(row, "NULL");
     } else {
-      og_cell(row, "%zu", a->ndims);
+      og_line(row, "%zu", a->ndims);
       if (a->ndims == 0)
         og_buf_puts(&dims, "NULL");
       else
@@ -90,9 +78,9 @@ static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_
         og_dim_init(op, &a->dims[d], &dims, nextents);
       }
       if (a->ndims) og_buf_putc(&dims, '}');
-      og_cell(row, "%s", og_buf_str(&dims));
+      og_line(row, "%s", og_buf_str(&dims));
     }
-    og_cell(row, "OPSPEC_AT(%s)", a->name);
+    og_line(row, "OPSPEC_AT(%s)", a->name);
     og_list_push(rows, row);
     og_buf_free(&dt);
     og_buf_free(&dims);
@@ -116,13 +104,13 @@ static bool og_is_constant(const og_expr *e) {
 
 static void og_size_row(og_value *rows, const char *what, const og_expr *e, const char *value, const char *min) {
   if (!e || og_is_constant(e) || (e->kind == OG_E_NAME && strcmp(min, "1") != 0)) return;
-  og_value *row = og_row(), *text = og_spec_text(e);
+  og_value *row = og_lines(), *text = og_spec_text(e);
   og_buf w = {0};
   og_escape_c_string(&w, what);
-  og_cell(row, "\"%s\"", og_buf_str(&w));
-  og_cell(row, "\"%s\"", og_value_as_str(text));
-  og_cell(row, "%s", value);
-  og_cell(row, "%s", min);
+  og_line(row, "\"%s\"", og_buf_str(&w));
+  og_line(row, "\"%s\"", og_value_as_str(text));
+  og_line(row, "%s", value);
+  og_line(row, "%s", min);
   og_list_push(rows, row);
   og_buf_free(&w);
   og_value_free(text);
@@ -386,16 +374,16 @@ static void og_ffi_types(const og_op *op, og_value *tables, og_value *desc_table
   if (!op->ntypes) return;
   og_value *rows = og_value_list();
   for (size_t t = 0; t < op->ntypes; ++t) {
-    og_value *row = og_row();
+    og_value *row = og_lines();
     og_buf choices = {0};
     for (size_t c = 0; c < op->types[t].nchoices; ++c) {
       og_buf_puts(&choices, c ? ", " : "(const int32_t[]){");
       og_dtype_enum(&choices, op->types[t].choices[c]);
     }
     og_buf_putc(&choices, '}');
-    og_cell(row, "\"%s\"", op->types[t].name);
-    og_cell(row, "%zu", op->types[t].nchoices);
-    og_cell(row, "%s", og_buf_str(&choices));
+    og_line(row, "\"%s\"", op->types[t].name);
+    og_line(row, "%zu", op->types[t].nchoices);
+    og_line(row, "%s", og_buf_str(&choices));
     og_list_push(rows, row);
     og_buf_free(&choices);
   }
@@ -408,9 +396,9 @@ static void og_ffi_symbols(const og_op *op, og_value *tables, og_value *desc_tab
   if (!op->nsymbols) return;
   og_value *rows = og_value_list();
   for (size_t s = 0; s < op->nsymbols; ++s) {
-    og_value *row = og_row();
-    og_cell(row, "\"%s\"", op->symbols[s]);
-    og_cell(row, "OPSPEC_AT(%s)", op->symbols[s]);
+    og_value *row = og_lines();
+    og_line(row, "\"%s\"", op->symbols[s]);
+    og_line(row, "OPSPEC_AT(%s)", op->symbols[s]);
     og_list_push(rows, row);
   }
   og_list_push(tables, og_table_record("opspec_symbol_desc", "symbols", "", rows));
@@ -431,12 +419,12 @@ static void og_ffi_attrs(const og_op *op, og_value *tables, og_value *desc_table
   }
   og_value *rows = og_value_list();
   for (size_t i = 0; i < op->nattrs; ++i) {
-    og_value *row = og_row();
+    og_value *row = og_lines();
     og_buf dt = {0};
     og_dtype_enum(&dt, og_attr_types[sorted[i]->type].name);
-    og_cell(row, "\"%s\"", sorted[i]->name);
-    og_cell(row, "%s", og_buf_str(&dt));
-    og_cell(row, "OPSPEC_AT(%s)", sorted[i]->name);
+    og_line(row, "\"%s\"", sorted[i]->name);
+    og_line(row, "%s", og_buf_str(&dt));
+    og_line(row, "OPSPEC_AT(%s)", sorted[i]->name);
     og_list_push(rows, row);
     og_buf_free(&dt);
   }

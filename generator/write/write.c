@@ -27,18 +27,21 @@ static bool og_mkdirs(const char *path, og_diag *d) {
   return true;
 }
 
+/* Whether the open file `f` holds exactly `text`; closes `f`. */
+static bool og_file_holds(FILE *f, const og_buf *text) {
+  og_buf old = {0};
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) og_buf_append(&old, chunk, n);
+  fclose(f);
+  bool same = old.len == text->len && memcmp(og_buf_str(&old), og_buf_str(text), text->len) == 0;
+  og_buf_free(&old);
+  return same;
+}
+
 int og_write_if_changed(const char *path, const og_buf *text, og_diag *d) {
   FILE *f = fopen(path, "rb");
-  if (f) {
-    og_buf old = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) og_buf_append(&old, chunk, n);
-    fclose(f);
-    bool same = old.len == text->len && memcmp(og_buf_str(&old), og_buf_str(text), text->len) == 0;
-    og_buf_free(&old);
-    if (same) return 0;
-  }
+  if (f && og_file_holds(f, text)) return 0;
   og_buf tmp = {0};
   og_buf_printf(&tmp, "%s.tmp%ld", path, (long)getpid());
   f = fopen(og_buf_str(&tmp), "wb");
@@ -67,13 +70,7 @@ static bool og_verify_file(const char *path, const og_buf *text, og_diag *d) {
     og_report_drift(path, "is missing", d);
     return false;
   }
-  og_buf old = {0};
-  char chunk[8192];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) og_buf_append(&old, chunk, n);
-  fclose(f);
-  bool same = old.len == text->len && memcmp(og_buf_str(&old), og_buf_str(text), text->len) == 0;
-  og_buf_free(&old);
+  bool same = og_file_holds(f, text);
   if (!same) og_report_drift(path, "differs from what the specs produce", d);
   return same;
 }
