@@ -59,6 +59,12 @@ def xla_include() -> str:
     return str(pathlib.Path(jaxlib.__file__).parent / "include")
 
 
+def gcc_major(cc: str) -> int:
+    """The major version of the GCC named cc (-dumpversion prints "12" or "13.3.0")."""
+    out = subprocess.run([cc, "-dumpversion"], capture_output=True, text=True, check=True).stdout
+    return int(out.strip().split(".")[0])
+
+
 def functions(source: pathlib.Path) -> dict[int, tuple[str, str]]:
     """Line of each variant's function -> (op, dtype)."""
     found = {}

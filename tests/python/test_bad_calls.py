@@ -438,11 +438,13 @@ np.testing.assert_allclose(opspec.ops.add(x, x), 2 * np.ones(3))  # works before
 
 class Late:
     def __init__(self, name, *args):
-        self.name, self.args = name, args
+        # The namespace kept here: Python 3.12 may clear this module's globals (opspec
+        # among them) before it frees these objects.
+        self.ops, self.name, self.args = opspec.ops, name, args
 
     def __del__(self):
         try:
-            y = getattr(opspec.ops, self.name)(*self.args)
+            y = getattr(self.ops, self.name)(*self.args)
             print(f"late {self.name} ran: {np.asarray(y).tolist()}", flush=True)
         except Exception as e:
             print(f"late {self.name}: {type(e).__name__}: {e}", flush=True)

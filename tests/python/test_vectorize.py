@@ -20,7 +20,9 @@ vec_report = importlib.util.module_from_spec(_spec)
 sys.modules["vec_report"] = vec_report  # its dataclasses look their module up
 _spec.loader.exec_module(vec_report)
 
-# (op, dtype, form) -> why its innermost loop stays scalar; dtype/form None: all.
+# (op, dtype, form) -> why its innermost loop stays scalar; dtype/form None: all. Seen with
+# GCC KNOWN_GCC.
+KNOWN_GCC = 12
 KNOWN = {
     # The in-kernel index check leaves the row loop early, and each x[col] is a gather:
     # no vector form at all (its time is the gathers' latency: docs/performance.md, CSR).
@@ -51,6 +53,10 @@ def test_every_portable_kernel_loop_vectorises(form):
     missed = [lp for lp in loops if lp.required and not lp.vectorized and not known(lp)]
     assert not missed, "\n".join(f"{lp.op} {lp.dtype} ({form}) {lp.where}: {'; '.join(lp.reasons)}" for lp in missed)
     # The known cases are still what they say: a case that vectorises now leaves the list.
+    # The list is GCC 12's (Debian bookworm, where CI runs); a later GCC vectorises more
+    # (GCC 13.3 on the lent GPU machine does the two SSE2 compares), which is no defect.
+    if vec_report.gcc_major("gcc") != KNOWN_GCC:
+        return
     stale = [
         k
         for k in KNOWN
