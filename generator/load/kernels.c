@@ -36,12 +36,11 @@ void og_load_body(og_body *b, const og_ynode *n, const char *what, og_diag *d) {
    * compiler's columns are the spec's columns too. */
   b->indent = 4;
   if (n->style == OG_YS_LITERAL || n->style == OG_YS_FOLDED) {
-    const char *p = n->loc.src->text;
-    for (int line = 1; line < n->content_line && *p; ++p)
-      if (*p == '\n') ++line;
-    int spaces = 0;
-    while (p[spaces] == ' ') ++spaces;
-    if (p[spaces] != '\n' && p[spaces] != '\0') b->indent = spaces;
+    size_t len;
+    const char *p = og_source_line(n->loc.src, n->content_line, &len);
+    size_t spaces = 0;
+    while (p && spaces < len && p[spaces] == ' ') ++spaces;
+    if (p && spaces < len) b->indent = (int)spaces;
   }
 }
 
