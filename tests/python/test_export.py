@@ -360,3 +360,14 @@ def test_the_fingerprint_follows_the_code_not_the_spec_text(tmp_path):
     assert fingerprint(TWICE.replace("2 * x[i];", "2 * x[i]; /* twice */"), "d") == base
     assert fingerprint(TWICE.replace("2 * x[i];", "3 * x[i];"), "e") != base
     assert fingerprint(TWICE.replace("T: [float32, float64]", "T: [float32]"), "f") != base
+    # A `//` comment ending in a backslash takes the next line with it, as the compiler
+    # reads it: dropping the backslash brings that line into the kernel (2 x -> 3 x) and
+    # changes the fingerprint; editing the swallowed line does not.
+    spliced = TWICE.replace("2 * x[i];", "2 * x[i]; // twice \\\n  out[i] = 3 * x[i];")
+    assert "twice \\\n" in spliced
+    hidden = fingerprint(spliced, "g")
+    assert fingerprint(spliced.replace("3 * x[i];", "4 * x[i];"), "h") == hidden
+    assert fingerprint(spliced.replace("twice \\\n", "twice\n"), "i") != hidden
+    # C11 compilers read ??/ as a backslash (trigraphs) and GCC splices past white space.
+    for k, end in enumerate(("??/\n", "\\ \n")):
+        assert fingerprint(spliced.replace("\\\n", end), f"j{k}") != fingerprint(spliced.replace("\\\n", "\n"), f"k{k}")
