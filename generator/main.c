@@ -23,6 +23,7 @@
 #include "render/render.h"
 #include "render/tmpl.h"
 #include "render/tmpl_embedded.h"
+#include "util/py_names.h"
 #include "write/write.h"
 
 #ifndef OPSPEC_GEN_VERSION
@@ -52,13 +53,21 @@ static void og_usage(FILE *f) {
 
 /* A package name becomes a Python import name, a C string and the prefix of FFI target
  * names: a Python identifier of ASCII letters, digits and '_', not starting with a
- * digit, is all three. */
-static bool og_valid_package(const char *name) {
+ * digit, is all three. Returns why `name` cannot be one, or NULL. A keyword cannot be
+ * imported, and a standard-library name would shadow that module for every program of
+ * the environment the package is installed in (`opspec new` refuses the same, and a
+ * module installed there too: util/py_names.h). */
+static const char *og_package_problem(const char *name) {
   size_t len = strlen(name);
-  if (len == 0 || len > 64 || isdigit((unsigned char)name[0])) return false;
+  if (len == 0 || len > 64 || isdigit((unsigned char)name[0]))
+    return "is not a Python package name (ASCII letters, digits and '_', not starting with a digit, at most 64)";
   for (size_t i = 0; i < len; ++i)
-    if (!isalnum((unsigned char)name[i]) && name[i] != '_') return false;
-  return true;
+    if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+      return "is not a Python package name (ASCII letters, digits and '_', not starting with a digit, at most 64)";
+  if (og_py_is_keyword(name)) return "is a Python keyword: no import can name it; pick another";
+  if (og_py_is_stdlib(name))
+    return "is a module of Python's standard library: a package of that name would shadow it; pick another";
+  return NULL;
 }
 
 /* --schema: to stdout, or to `path` unless it already holds exactly that text (so that a
@@ -120,11 +129,9 @@ static int og_parse_options(int argc, char **argv, og_options *o) {
       ++i;
     } else if (strcmp(argv[i], "--package") == 0 && i + 1 < argc) {
       o->package = argv[++i];
-      if (!og_valid_package(o->package)) {
-        fprintf(stderr,
-                "opspec-gen: error: --package '%s' is not a Python package name (ASCII letters, digits and '_', "
-                "not starting with a digit, at most 64)\n",
-                o->package);
+      const char *problem = og_package_problem(o->package);
+      if (problem) {
+        fprintf(stderr, "opspec-gen: error: --package '%s' %s\n", o->package, problem);
         return 2;
       }
     } else if (strcmp(argv[i], "--version") == 0) {
