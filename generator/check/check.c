@@ -391,32 +391,6 @@ static const og_dim *og_output_dim_with(const og_op *op, const char *symbol, con
   return NULL;
 }
 
-/* A reduced symbol is contracted: in an input's shape and in no output's, so that every
- * device's outputs have the whole shape and only their values combine. */
-static void og_check_reduce(const og_op *op, og_diag *d) {
-  for (size_t r = 0; r < op->nreduce; ++r) {
-    const og_reduction *red = &op->reduce[r];
-    bool group = strcmp(red->symbol, "...") == 0;
-    bool in_inputs = false;
-    for (size_t i = 0; i < op->ninputs && group; ++i) in_inputs |= op->inputs[i].has_ellipsis;
-    if (group ? !in_inputs : og_op_symbol(op, red->symbol) < 0) {
-      og_diag_error(d, red->loc, "reduced %s'%s' is not in any input's shape", group ? "" : "symbol ", red->symbol);
-      continue;
-    }
-    const og_array *output = NULL;
-    const og_dim *dim = og_output_dim_with(op, red->symbol, &output);
-    if (dim) {
-      og_diag_error(d, red->loc,
-                    "'%s' cannot be reduced: output '%s' has it in its shape (only what no output's shape mentions "
-                    "combines by value)",
-                    red->symbol, output->name);
-      og_diag_note(d, dim->loc, "output '%s' dim '%s' is here", output->name, dim->text);
-    }
-  }
-}
-
-/* ---- independent: --------------------------------------------------------------------- */
-
 /* How often `symbol` ("..." for the group) is a whole dim of `a`; sets *reads to the first
  * dim whose expression reads it as part of a larger expression. */
 static int og_dims_carrying(const og_array *a, const char *symbol, const og_dim **reads) {
@@ -439,6 +413,45 @@ static int og_dims_carrying(const og_array *a, const char *symbol, const og_dim 
   }
   return n;
 }
+
+/* A reduced symbol is contracted: in an input's shape and in no output's, so that every
+ * device's outputs have the whole shape and only their values combine. */
+static void og_check_reduce(const og_op *op, og_diag *d) {
+  for (size_t r = 0; r < op->nreduce; ++r) {
+    const og_reduction *red = &op->reduce[r];
+    bool group = strcmp(red->symbol, "...") == 0;
+    bool in_inputs = false;
+    for (size_t i = 0; i < op->ninputs && group; ++i) in_inputs |= op->inputs[i].has_ellipsis;
+    if (group ? !in_inputs : og_op_symbol(op, red->symbol) < 0) {
+      og_diag_error(d, red->loc, "reduced %s'%s' is not in any input's shape", group ? "" : "symbol ", red->symbol);
+      continue;
+    }
+    const og_array *output = NULL;
+    const og_dim *dim = og_output_dim_with(op, red->symbol, &output);
+    if (dim) {
+      og_diag_error(d, red->loc,
+                    "'%s' cannot be reduced: output '%s' has it in its shape (only what no output's shape mentions "
+                    "combines by value)",
+                    red->symbol, output->name);
+      og_diag_note(d, dim->loc, "output '%s' dim '%s' is here", output->name, dim->text);
+      continue;
+    }
+    /* Sharding along a symbol splits every dim it is: of an input that has it twice, a
+     * device would hold one block of the diagonal, and the blocks off it would be lost. */
+    for (size_t i = 0; i < op->ninputs; ++i) {
+      const og_dim *reads = NULL;
+      int times = og_dims_carrying(&op->inputs[i], red->symbol, &reads);
+      if (times < 2) continue;
+      og_diag_error(d, red->loc,
+                    "'%s' cannot be reduced: it is %d dims of input '%s' (splitting both would keep only the "
+                    "diagonal blocks)",
+                    red->symbol, times, op->inputs[i].name);
+      break;
+    }
+  }
+}
+
+/* ---- independent: --------------------------------------------------------------------- */
 
 /* What the checker can see of an independence claim: the symbol is an input dim that
  * some output has as a whole dim, and no output's extent is computed from it (a shard's
