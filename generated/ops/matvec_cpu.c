@@ -5,13 +5,17 @@
 #include <stdint.h>
 
 #include "opspec/cpu.h"
-#include "opspec/math.h"
-#include "ops/matvec.h"
 
 /* fastmath: true in the spec. In this file's kernels the compiler may reassociate
  * floating-point arithmetic (vector reductions), ignore the sign of zero and assume no
- * NaN or infinity (docs/spec.md, "fastmath"). */
+ * NaN or infinity (docs/spec.md, "fastmath"). Before the headers below: GCC inlines no
+ * function compiled with other optimisation options, so their inline helpers (fmin,
+ * fmax, the half-precision conversions) are compiled under it too, or every call of
+ * one stays a call and the loop goes scalar. */
 OPSPEC_FASTMATH
+
+#include "opspec/math.h"
+#include "ops/matvec.h"
 
 /* matvec on CPU, T = float32. */
 OPSPEC_CPU_CLONES static void opspec_matvec_cpu_float32(const void *opspec_argp, int64_t opspec_begin,

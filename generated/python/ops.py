@@ -630,7 +630,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="e4715a8ff5e0b3cb",
+    fingerprint="347dc50aa2679ea9",
 )
 
 

@@ -15,8 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* `fastmath: true` in a spec puts this after the includes of the op's <op>_cpu.c: the
- * kernels below may reassociate floating-point arithmetic (a reduction in a loop then
+/* `fastmath: true` in a spec puts this in the op's <op>_cpu.c right after this header,
+ * before the other opspec headers (GCC inlines no function compiled with other
+ * optimisation options, so their inline helpers must be under it too): the kernels below may reassociate floating-point arithmetic (a reduction in a loop then
  * vectorises), contract a*b+c into FMAs, ignore the sign of zero and assume no NaN and
  * no infinity, as -ffast-math's parts do (docs/spec.md, "fastmath"). Clang has a pragma
  * for the reassociation only. */
