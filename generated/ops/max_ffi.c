@@ -20,7 +20,7 @@ static const opspec_typevar_desc opspec_max_types[] = {
 
 static const opspec_op_desc opspec_max_desc = {
     .name = "max",
-    .fingerprint = "f8438864f2f30279",
+    .fingerprint = "1f4e24b3792eb999",
     .args_size = sizeof(opspec_max_args),
     .ninputs = 1,
     .inputs = opspec_max_inputs,

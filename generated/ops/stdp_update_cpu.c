@@ -25,7 +25,7 @@ OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float32(const void *opspec_
   const double w_min = opspec_args->w_min;
   const double w_max = opspec_args->w_max;
   /* The prologue: once per range the handler runs, before its loop. */
-#line 25 "specs/stdp_update.yaml"
+#line 26 "specs/stdp_update.yaml"
   const T plus = (T)a_plus;         /* the attributes in T, once: the loop stays in T */
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
@@ -55,7 +55,7 @@ OPSPEC_CPU_CLONES static void opspec_stdp_update_cpu_float64(const void *opspec_
   const double w_min = opspec_args->w_min;
   const double w_max = opspec_args->w_max;
   /* The prologue: once per range the handler runs, before its loop. */
-#line 25 "specs/stdp_update.yaml"
+#line 26 "specs/stdp_update.yaml"
   const T plus = (T)a_plus;         /* the attributes in T, once: the loop stays in T */
   const T minus = (T)a_minus;
   const T lo = (T)w_min;

@@ -32,7 +32,7 @@ static __global__ void opspec_stdp_update_kernel(const opspec_stdp_update_args o
     const double w_min = opspec_args.w_min;
     const double w_max = opspec_args.w_max;
     /* The prologue: once per thread and element, before its indices. */
-#line 25 "specs/stdp_update.yaml"
+#line 26 "specs/stdp_update.yaml"
   const T plus = (T)a_plus;         /* the attributes in T, once: the loop stays in T */
   const T minus = (T)a_minus;
   const T lo = (T)w_min;

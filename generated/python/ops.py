@@ -664,7 +664,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="f8438864f2f30279",
+    fingerprint="1f4e24b3792eb999",
 )
 
 
@@ -673,7 +673,7 @@ def max(
     *,
     backend=None,
 ):
-    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
+    """Largest element, out[0] = max(x); NaN if x has a NaN, as in jnp. An empty x gives -inf, the identity of max."""
     return _call(_op_max, (x,), {}, backend)
 
 
@@ -744,7 +744,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="64b9abfe861b281b",
+    fingerprint="b34e1fc725bd5135",
 )
 
 
@@ -753,7 +753,7 @@ def relu(
     *,
     backend=None,
 ):
-    """Element-wise ReLU, out = max(x, 0)."""
+    """Element-wise ReLU, out = max(x, 0); NaN stays NaN, as in jnp."""
     return _call(_op_relu, (x,), {}, backend)
 
 
@@ -932,7 +932,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="d48e865930e86ca3",
+    fingerprint="1911485e171bd4a3",
 )
 
 
@@ -941,7 +941,7 @@ def split(
     *,
     backend=None,
 ):
-    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0); a NaN goes to both."""
     return _call(_op_split, (x,), {}, backend)
 
 
@@ -967,7 +967,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="a8ecb8b101ca393d",
+    fingerprint="640f0a99c90c4b05",
 )
 
 
@@ -985,7 +985,8 @@ def stdp_update(
     backend=None,
 ):
     """Pair-based STDP weight update, in place and clipped: w[i, j] += a_plus * pre_trace[i] *
-    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max].
+    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max]
+    (a NaN stays NaN, as in jnp.clip).
     One launch index per (pre, post) pair; meant for a donated lax.scan carry.
 
     Attributes (static; compiled into the call):
