@@ -186,6 +186,54 @@ if use_mesh is not None and hasattr(jax.sharding, "AxisType"):
         if differs(out, (np.cumsum(x),)) or out.sharding.spec != P(None):
             failures.append(f"explicit cumsum: wrong result, or its output is {out.sharding.spec}")
 
+# 5b. A symbol twice in one array (issue 31 F1): a square input and a Gram output lower
+#     on 4 devices and on the 2 x 2 mesh, replicated or sharded along any dim (the
+#     repeated dims are replicated, the Gram's reduced `c` stays sharded), unsharded
+#     results; under explicit sharding too.
+square_cases = {
+    "square_matvec": lambda n: ((rng.standard_normal((n, n)), rng.standard_normal(n)), lambda A, x: (A @ x,)),
+    "gram": lambda n: ((rng.standard_normal((n, n + 4)),), lambda X: (X @ X.T,)),
+}
+for name, make in square_cases.items():
+    op = getattr(reading.ops, name)
+    for n in (8, 6):
+        args, ref = make(n)
+        want = ref(*args)
+        try:
+            if differs(jax.jit(op)(*args), want):
+                failures.append(f"{name} n={n} replicated: results differ")
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{name} n={n} replicated: {type(e).__name__}: {e}"[:400])
+        for i, a in enumerate(args):
+            for d in range(a.ndim):
+                for m, axes in mesh_specs:
+                    try:
+                        got = sharded_call(op, args, i, d, m, axes)
+                    except Exception as e:  # noqa: BLE001
+                        failures.append(f"{name} n={n} input {i} dim {d} over {axes}: {type(e).__name__}: {e}"[:400])
+                        continue
+                    if differs(got, want):
+                        failures.append(f"{name} n={n} input {i} sharded along dim {d} over {axes}: results differ")
+X = rng.standard_normal((8, 16))
+f = jax.jit(reading.ops.gram)
+Xs = jax.device_put(X, NamedSharding(mesh, P(None, "d")))
+if differs(f(Xs), (X @ X.T,)) or "all-gather" in f.lower(Xs).compile().as_text():
+    failures.append("gram sharded along its reduced c: wrong, or the compiled HLO gathers")
+if hasattr(jax.sharding, "AxisType") and (getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with (getattr(jax, "set_mesh", None) or jax.sharding.use_mesh)(emesh):
+        A, x = rng.standard_normal((8, 8)), rng.standard_normal(8)
+        for spec in (P("d", None), P(None, "d")):
+            try:
+                got = jax.jit(reading.ops.square_matvec)(jax.device_put(A, NamedSharding(emesh, spec)), x)
+                if differs(got, (A @ x,)):
+                    failures.append(f"explicit square_matvec A as {spec}: results differ")
+                got = jax.jit(reading.ops.gram)(jax.device_put(X, NamedSharding(emesh, spec)))
+                if differs(got, (X @ X.T,)):
+                    failures.append(f"explicit gram X as {spec}: results differ")
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"explicit square_matvec/gram as {spec}: {type(e).__name__}: {e}"[:400])
+
 # 6. Every shipped op on the 2 x 2 mesh: each input along each dim over both axes, and a
 #    2-D input along its rows on one axis and its columns on the other; then with extents
 #    of 30, which 4 devices do not divide: the unsharded result, never an error.

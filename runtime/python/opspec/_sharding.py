@@ -15,7 +15,10 @@ When a computation spans several devices, an op's lowering wraps its call in
   across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
 - every other dim (an undeclared symbol, even one that passes unchanged from an input to
   an output, one an output shape expression reads, a fixed extent) is replicated: XLA
-  gathers it before the call, and the result is the unsharded call's.
+  gathers it before the call, and the result is the unsharded call's;
+- a symbol twice in one array (``A: [n, n]``, a Gram output ``[m, m]``) is replicated
+  in every array, each of its dims a factor of its own (one factor twice in one value is
+  an error in Shardy).
 
 A call where a pass-through or reduced dim has an extent the device count does not
 divide (30 elements over 4 devices) is lowered without the rule, as a plain custom call
@@ -83,7 +86,11 @@ def rule(
 ) -> Rule:
     """The rule for a call with these (global) shapes on `devices` devices."""
     counter = iter(range(1 << 30))
-    symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)}
+    # A symbol twice in one array (a square `A: [n, n]`, a Gram output `[m, m]`) cannot
+    # name one factor: Shardy refuses a factor used twice by one value. Each of its dims,
+    # in every array, is a factor of its own, never shardable: always replicated.
+    repeated = {d for spec in (*op.inputs, *op.outputs) for d in _twice(spec.shape)}
+    symbols = {d for spec in op.inputs for d in spec.shape if isinstance(d, str)} - repeated
     ellipsis_rank = 0
 
     def core(spec: Array, rank: int) -> list:
@@ -140,6 +147,12 @@ def rule(
     reduced = {f: how for f, how in reduced.items() if f not in uneven}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
     return Rule(inputs, outputs, passthrough, reduced, extents, uneven)
+
+
+def _twice(shape: Sequence) -> set:
+    """The symbols `shape` names more than once."""
+    names = [d for d in shape if isinstance(d, str)]
+    return {d for d in names if names.count(d) > 1}
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
