@@ -123,6 +123,45 @@ if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "use_mesh"):
         if not np.allclose(out, [x.sum()]):
             failures.append("explicit sum: wrong result")
 
+# 4b. jax.grad of every shipped op with derivatives under explicit sharding (issue 31 F6):
+#     each float input sharded along each dim 4 divides, the gradient equals the unsharded
+#     one and keeps the input's sharding; an error would have to name the op and input.
+if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "reshard"):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    use = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh
+    for name in sorted(CASES):
+        args, attrs = CASES[name][0](rng, np.float64, 8)
+        floats = [i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f"]
+        weights = [rng.standard_normal(np.shape(w)) for w in reference(name, args, attrs, np.float64)]
+
+        def loss(*a, _n=name, _at=attrs, _w=weights):
+            out = getattr(opspec.ops, _n)(*a, **_at)
+            out = out if isinstance(out, tuple) else (out,)
+            return sum((o * w).sum() for o, w in zip(out, _w) if jax.numpy.issubdtype(o.dtype, jax.numpy.floating))
+
+        for i in floats:
+            try:
+                want = jax.jit(jax.grad(loss, argnums=i))(*args)
+            except Exception:  # noqa: BLE001  (no derivative declared for it: nothing to compare)
+                continue
+            for d in range(np.ndim(args[i])):
+                if np.shape(args[i])[d] % 4:
+                    continue
+                spec = [None] * np.ndim(args[i])
+                spec[d] = "d"
+                with use(emesh):
+                    placed = [jax.device_put(a, NamedSharding(emesh, P())) for a in args]
+                    placed[i] = jax.device_put(args[i], NamedSharding(emesh, P(*spec)))
+                    try:
+                        got = jax.jit(jax.grad(loss, argnums=i))(*placed)
+                    except Exception as e:  # noqa: BLE001
+                        failures.append(f"explicit grad {name} input {i} dim {d}: {type(e).__name__}: {e}"[:400])
+                        continue
+                if not np.allclose(np.asarray(got), want, rtol=1e-9, atol=1e-12):
+                    failures.append(f"explicit grad {name} input {i} sharded along dim {d}: results differ")
+                if got.sharding.spec != P(*spec):
+                    failures.append(f"explicit grad {name} input {i}: sharding {got.sharding.spec}, not {P(*spec)}")
+
 # 5. Ops that read across a dim (reading_ops.py), declaring nothing: sharded along every
 #    dim of the input, on 4 devices and on a 2 x 2 mesh (each axis, and both), and with
 #    extents 4 does not divide, each equals its NumPy reference: the rule gathers.
