@@ -120,12 +120,16 @@ def mesh_sharding(sharding: Any, mesh: Any, ndim: int) -> Any:
     of that axis: 26 over an axis of 4, in 2 shards), on which custom_partitioning's own
     decoding raises inside XLA's compile (opspec._sharding gathers such an operand).
     Reads the private `_hlo_sharding` and jax._src.sharding_impls.
-    parse_flatten_op_sharding, in jax 0.5 to 0.12.0.1; where they are missing,
-    CAN_DECODE is False and opspec._sharding lets custom_partitioning decode."""
+    parse_flatten_op_sharding, which custom_partitioning's own decoding calls (run here on
+    jax 0.10.2 only; older versions return a ParsedPartitionSpec, converted); where the
+    function is missing, CAN_DECODE is False and opspec._sharding lets custom_partitioning
+    decode as before."""
     if sharding is None or isinstance(sharding, jax.sharding.NamedSharding):
         return sharding
     try:
         spec = _parse_flatten_op_sharding(getattr(sharding, "_hlo_sharding", None), mesh)[0]
+        if hasattr(spec, "get_partition_spec"):  # older jax: a ParsedPartitionSpec
+            spec = spec.get_partition_spec()
     except Exception as e:  # noqa: BLE001  (jax raises its own IndivisibleError)
         raise ValueError(f"{sharding} is no PartitionSpec of {mesh}: {e}") from e
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
