@@ -23,6 +23,7 @@ from opspec._face import install as _install
 __all__ = _install(__name__, globals())
 
 from opspec import ops as ops  # noqa: E402  (ops need the targets registered first)
+from opspec._sharding import ShardingWarning as ShardingWarning  # noqa: E402
 
 if TYPE_CHECKING:  # the names install() defines (opspec._face.NAMES), for type checkers
 

@@ -150,6 +150,7 @@ def _jvp_one(
 
     def add(j: int, t: Any) -> None:
         t = jnp.broadcast_to(t, outs[j].shape).astype(outs[j].dtype)
+        t = _typed(op, f"output '{op.outputs[j].name}'", t, getattr(outs[j], "aval", None))
         touts[j] = t if touts[j] is None else touts[j] + t
 
     for spec, t in zip(op.inputs, tangents):
@@ -182,6 +183,37 @@ def _jvp_one(
 
 
 def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
+    op = params["op"]
+    out = _transpose(p, cts, *args, **params)
+    return [
+        None if ct is None else _typed(op, f"input '{spec.name}'", ct, x.aval)
+        for spec, x, ct in zip(op.inputs, args, out)
+    ]
+
+
+def _typed(op: Op, what: str, t: Any, aval: Any) -> Any:
+    """`t` with the sharding of `aval`'s type, under explicit sharding (where types carry
+    shardings and JAX requires a cotangent's or tangent's to be its primal's): a formula
+    such as `jnp.broadcast_to(out_bar[0], x.shape)` gives a replicated array for an input
+    sharded along its rows. Elsewhere `t` as it is."""
+    sharding: Any = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    explicit = any(str(a).endswith("Explicit") for a in getattr(mesh, "axis_types", ()))
+    have = getattr(getattr(t, "aval", None), "sharding", None)
+    if not explicit or getattr(have, "spec", None) == sharding.spec or not hasattr(jax.sharding, "reshard"):
+        return t
+    try:
+        return jax.sharding.reshard(t, sharding.spec)
+    except Exception as e:  # noqa: BLE001  (JAX's own would name neither op nor input)
+        fail(
+            op,
+            what,
+            f"its derivative has sharding {getattr(have, 'spec', have)}, and cannot be resharded to {sharding.spec}: {e}",
+            e,
+        )
+
+
+def _transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
     op, batch_rank, batch_mask = params["op"], params["batch_rank"], params["batch_mask"]
     cts = [ad.instantiate_zeros(ct) for ct in cts]
     if batch_rank == 0:
