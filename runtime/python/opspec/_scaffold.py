@@ -130,7 +130,10 @@ python -m pytest -q tests
 `specs/scaled_add.yaml` is the first op: `{package}.ops.scaled_add(x, y, alpha=0.5)`.
 Add an op by adding `specs/<op>.yaml` (opspec's docs/spec.md has every key;
 `opspec-gen --check specs/*.yaml` checks specs without building). For a fast edit-test
-loop, see "Develop mode" in opspec's docs/user-project.md.
+loop, see "Develop mode" in opspec's docs/user-project.md. When an op gives wrong
+numbers, first run the tests with its kernels under the sanitizers, which name the op and
+the spec's line of a read or write out of bounds: `opspec dev --sanitize -- python -m
+pytest -q tests`.
 
 `opspec.schema.json` is opspec's JSON Schema of a spec, named on each spec's first line
 for editors with yaml-language-server (key completion, unknown keys marked); after
