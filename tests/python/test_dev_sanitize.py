@@ -5,7 +5,10 @@ gave wrong numbers with no error each stop the command with a report that names 
 and the spec's line: a body reading `x[i + 1]`, a weight declared `[dim]` (a symbol of its
 own) while the body loops to `d`, called with 10 weights for d = 64 (on the simulator),
 and a shift past the width of int. A correct call under the same build runs clean, and
-gives NumPy's numbers."""
+gives NumPy's numbers.
+
+Also here, on the same build (issue 30's smaller ones): with checks off, a body's own
+check names the package's knob, `sanpkg.set_checks(True)`, not opspec's."""
 
 import os
 import subprocess
@@ -57,6 +60,25 @@ kernel: |
   y[i] = x[i] << s;
 """
 
+PICK = """\
+op: pick
+doc: y[i] = x[idx[i]], each index checked by the body as it reads it.
+inputs:
+  - {name: x, dtype: float32, shape: [n]}
+  - {name: idx, dtype: int32, shape: [m], check: {min: 0, max: n - 1, in_kernel: true}}
+outputs:
+  - {name: y, dtype: float32, shape: [m]}
+launch: [m]
+kernel: |
+  const int32_t k = idx[i];
+  if (k < 0 || k >= n) {
+    opspec_reject();
+    y[i] = 0;
+  } else {
+    y[i] = x[k];
+  }
+"""
+
 SETUP = "import numpy as np, sanpkg; rng = np.random.default_rng(7); "
 
 # Each mistake stops its process: one command per mistake.
@@ -81,6 +103,15 @@ x = rng.standard_normal((3, 64)).astype(np.float32)
 w = rng.standard_normal(64).astype(np.float32)
 for backend in ("cpu", "cuda_sim"):
     np.testing.assert_allclose(sanpkg.ops.weighted(x, w, backend=backend), x @ w, rtol=1e-5, atol=1e-5)
+v = rng.standard_normal(8).astype(np.float32)
+idx = rng.integers(0, 8, 5).astype(np.int32)
+np.testing.assert_array_equal(sanpkg.ops.pick(v, idx), v[idx])
+sanpkg.set_checks(False)
+for backend in ("cpu", "cuda_sim"):
+    try:
+        np.asarray(sanpkg.ops.pick(v, np.array([1, 9], np.int32), backend=backend))
+    except Exception as e:
+        print(backend, "refused:", e)
 print("clean")
 """
 
@@ -101,7 +132,7 @@ def test_opspec_dev_sanitize_names_the_op_and_the_spec_line(tmp_path):
     if not has_gcc_asan():
         pytest.skip("the C compiler has no shared AddressSanitizer runtime (libasan.so)")
     project = tmp_path / "sanpkg"
-    write_package(project, "sanpkg", {"shift": SHIFT, "weighted": WEIGHTED, "shl": SHL})
+    write_package(project, "sanpkg", {"shift": SHIFT, "weighted": WEIGHTED, "shl": SHL, "pick": PICK})
     r = subprocess.run(
         [sys.executable, "-m", "opspec", "dev", "--sanitize", "--cuda"], cwd=project, capture_output=True, text=True
     )
@@ -111,6 +142,12 @@ def test_opspec_dev_sanitize_names_the_op_and_the_spec_line(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     assert "AddressSanitizer + UndefinedBehaviorSanitizer" in r.stderr
     assert r.stdout.splitlines()[-1] == "clean", r.stdout
+    # The package's own knob, not opspec's.
+    for backend in ("cpu", "cuda_sim"):
+        refusal = next(line for line in r.stdout.splitlines() if line.startswith(f"{backend} refused:"))
+        assert "sanpkg pick: the kernel rejected a value of an input checked in_kernel (checks are off: " in refusal
+        assert "sanpkg.set_checks(True) names the position)" in refusal, r.stdout
+    assert "opspec.set_checks" not in r.stdout
 
     for op, (code, summary) in MISTAKES.items():
         r = dev_sanitize(project, SETUP + code)
