@@ -155,3 +155,56 @@ def test_opspec_dev_sanitize_names_the_op_and_the_spec_line(tmp_path):
         assert f"opspec dev: {summary}" in r.stderr, f"{op}: {r.stderr[-4000:]}"
         # The sanitizer's own report is shown too, with the body's frame at the spec.
         assert f"specs/{op}.yaml:" in r.stderr.split("opspec dev: built")[-1]
+
+
+# Reports as GCC 12's sanitizers wrote them for the ops above (cut).
+ASAN_REPORT = """\
+==20175==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6090000000d4 at pc 0x7f3c11e87281
+WRITE of size 8 at 0x6090000000d4 thread T0
+    #0 0x7f3c11e87280 in opspec_shift_cpu_default {spec}:9
+    #1 0x7f3c11e79065 in opspec_run_launch /site-packages/opspec_cmake/src/handler.c:229
+"""
+UBSAN_REPORT = """\
+specs/shl.yaml:11:15: runtime error: shift exponent 40 is too large for 32-bit type 'int'
+    #0 0x7f6bb6b919c7 in opspec_shl_cpu_default specs/shl.yaml:11
+"""
+
+
+def test_sanitizer_report_summaries(tmp_path):
+    """What `opspec dev --sanitize` says of a report, without a build: the op, the kind of
+    finding and the spec's line, relative to the project where the spec is in it."""
+    from opspec import _sanitize
+
+    absolute = str(tmp_path / "specs" / "shift.yaml")
+    for spec in ("specs/shift.yaml", absolute):
+        got = _sanitize.summary(ASAN_REPORT.format(spec=spec), tmp_path)
+        where = "specs/shift.yaml" if spec == absolute else spec
+        assert (
+            got
+            == f"heap-buffer-overflow (write of 8 bytes) in op shift's body at {where}:9 (in opspec_shift_cpu_default)"
+        )
+    assert _sanitize.summary(UBSAN_REPORT, tmp_path) == (
+        "undefined behaviour in op shl's body at specs/shl.yaml:11: shift exponent 40 is too large for 32-bit type 'int'"
+    )
+    assert (
+        _sanitize.summary("==1==ERROR: AddressSanitizer: SEGV on unknown address\n    #0 0x1 in main x.c:3\n", tmp_path)
+        is None
+    )
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "report.42").write_text(UBSAN_REPORT)
+    (tmp_path / "reports" / "report.43").write_text("==43==ERROR: AddressSanitizer: SEGV\n")
+    lines = [line for _, line in _sanitize.reports(tmp_path / "reports", tmp_path)]
+    assert lines[0].startswith("undefined behaviour in op shl's body")
+    assert lines[1] == "a sanitizer stopped the command (report.43), outside any op's body"
+
+
+def test_sanitizer_environment_keeps_the_users_options(tmp_path):
+    from opspec import _sanitize
+
+    env = _sanitize.environment(
+        {"ASAN_OPTIONS": "detect_leaks=1", "LD_PRELOAD": "/mine.so"}, ["/libasan.so", "/libstdc++.so"], tmp_path
+    )
+    assert env["LD_PRELOAD"] == "/libasan.so /libstdc++.so /mine.so"  # ASan's runtime first, as it requires
+    assert env["ASAN_OPTIONS"] == f"detect_leaks=0:log_path={tmp_path / 'report'}:detect_leaks=1"  # the last wins
+    assert env["UBSAN_OPTIONS"] == "print_stacktrace=1"
+    assert env[_sanitize.REPORTS_ENV] == str(tmp_path / "report")

@@ -150,8 +150,8 @@ def install(package: str, namespace: dict, api: int = RUNTIME_API) -> list[str]:
     opspec's). The caller imports ``<package>.ops`` next: the ops need the targets
     registered first."""
     native, platforms = load_package(package, api)
-    if os.environ.get("OPSPEC_DEV_SANITIZER_REPORTS"):  # under opspec dev --sanitize (opspec._dev)
-        from opspec._dev import route_ubsan_reports
+    if os.environ.get("OPSPEC_DEV_SANITIZER_REPORTS"):  # under opspec dev --sanitize (opspec._sanitize)
+        from opspec._sanitize import route_ubsan_reports
 
         route_ubsan_reports()
     for fn in _functions(package, native):
