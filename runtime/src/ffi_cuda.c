@@ -1,6 +1,7 @@
 /* The CUDA handlers' one path, and the two backends it runs on; see opspec/ffi_cuda.h. */
 #include "opspec/batch.h"
 #include "opspec/ffi_cuda.h"
+#include "opspec/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,8 @@ static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_
   if (!opspec_checks_enabled())
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "the kernel rejected a value of an input checked in_kernel (checks are off: "
-                        "opspec.set_checks(True) names the position)");
+                        "%s.set_checks(True) names the position)",
+                        opspec_package_name); /* the package's own knob: myops.set_checks */
   XLA_FFI_Error *err = opspec_cuda_check(cf, op, args, batch, op->kernel_checked, s);
   if (err) return err;
   return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,

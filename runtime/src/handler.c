@@ -10,6 +10,7 @@
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 #include "opspec/parallel.h"
+#include "opspec/registry.h"
 
 /* Runs on every call for every buffer: the product in a local (writing it through `a`
  * made the compiler reload it, as `a->shape` might alias XLA's dims), and the rank was
@@ -288,7 +289,8 @@ static XLA_FFI_Error *opspec_rejection(const opspec_op_desc *op, void *args, ops
   if (!opspec_checks_enabled())
     return opspec_error(c->frame, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "the kernel rejected a value of an input checked in_kernel (checks are off: "
-                        "opspec.set_checks(True) names the position)");
+                        "%s.set_checks(True) names the position)",
+                        opspec_package_name); /* the package's own knob: myops.set_checks */
   for (int64_t b = 0; b < c->batch.count && !err; ++b) {
     if (c->batch.rank) opspec_batch_point(&c->batch, op, args, b);
     err = op->kernel_checked(c->frame, args);
