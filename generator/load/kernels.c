@@ -32,6 +32,7 @@ void og_load_body(og_body *b, const og_ynode *n, const char *what, og_diag *d) {
   b->line = n->content_line;
   b->text = og_xstrdup(n->text);
   b->present = true;
+  b->quoted = n->style == OG_YS_SINGLE || n->style == OG_YS_DOUBLE;
   /* Generated code indents the body as the YAML block does, so with #line the
    * compiler's columns are the spec's columns too. */
   b->indent = 4;

@@ -162,10 +162,11 @@ typedef struct og_attr {
 } og_attr;
 
 typedef struct og_body {
-  og_loc loc; /* the YAML scalar */
-  int line;   /* first content line, for #line */
-  char *text; /* "" if absent */
-  int indent; /* columns the YAML block indents it by (4 for one-line bodies) */
+  og_loc loc;  /* the YAML scalar */
+  int line;    /* first content line, for #line */
+  char *text;  /* "" if absent */
+  int indent;  /* columns the YAML block indents it by (4 for one-line bodies) */
+  bool quoted; /* a one-line body in quotes: its text starts a column past loc */
   bool present;
 } og_body;
 
