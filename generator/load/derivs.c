@@ -8,11 +8,36 @@
 #include "load/py_formula.h"
 #include "load/keys.h"
 
-/* Where `offset` bytes into a formula's text lies in the YAML. */
+static bool og_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Where `offset` bytes into a formula's text lies in the YAML. A `|` or `>` block keeps
+ * every character but blanks as written (folding and indentation change only blanks),
+ * so the character `offset` is at is the one with as many non-blanks before it in the
+ * block's lines. */
 static og_loc og_formula_at(const og_ynode *n, size_t offset) {
   if (n->style == OG_YS_PLAIN) return og_loc_advance(n->loc, offset);
   if (n->style == OG_YS_SINGLE || n->style == OG_YS_DOUBLE) return og_loc_advance(n->loc, offset + 1);
-  return n->loc; /* a block: its indicator */
+  if (!n->loc.src || n->content_line <= 0) return n->loc;
+  size_t before = 0, after = 0;
+  for (size_t i = 0; n->text[i]; ++i) *(i < offset ? &before : &after) += !og_blank(n->text[i]);
+  bool past_end = after == 0 && before > 0; /* "unexpected end": just past the last character */
+  before -= past_end;
+  const char *p = n->loc.src->text, *line_start = p;
+  int line = 1;
+  for (; *p && line < n->content_line; ++p)
+    if (*p == '\n') {
+      ++line;
+      line_start = p + 1;
+    }
+  for (; *p; ++p) {
+    if (*p == '\n') {
+      ++line;
+      line_start = p + 1;
+    } else if (!og_blank(*p) && before-- == 0) {
+      return (og_loc){n->loc.src, line, (int)(p - line_start) + 1 + past_end};
+    }
+  }
+  return n->loc;
 }
 
 static int og_name_cmp(const void *a, const void *b) {

@@ -18,6 +18,10 @@ void og_load_launch(og_launch *l, const og_ynode *n, const char *what, og_diag *
     return;
   }
   if (!og_want_kind(n, OG_Y_SEQ, what, d)) return;
+  /* `[cdiv(n, 256), cdiv(m, 16)]` is four items to YAML: the quoting advice, not a count. */
+  bool cut = false;
+  for (size_t i = 0; i < n->n; ++i) cut |= og_cut_at_comma(n->items[i], what, d);
+  if (cut) return;
   if (n->n < 1 || n->n > 3) {
     og_diag_error(d, n->loc, "%s must have 1 to 3 extents, got %zu", what, n->n);
     return;
