@@ -112,11 +112,31 @@ static void og_load_per_output(og_op *op, og_derivative *dv, const og_ynode *v, 
   }
 }
 
+/* `let:`: names for sub-expressions the formulas share, each a formula itself. */
+static void og_load_lets(og_op *op, const og_ynode *n, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_MAP, "'let' (a mapping of name to formula)", d)) return;
+  op->lets = og_xcalloc(n->n ? n->n : 1, sizeof *op->lets);
+  for (size_t i = 0; i < n->n; ++i) {
+    og_let *let = &op->lets[op->nlets++];
+    let->name = og_xstrdup(n->keys[i]->text);
+    let->loc = n->keys[i]->loc;
+    og_load_formula(&let->formula, n->items[i], -1, d);
+  }
+}
+
 void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
   if (!og_want_kind(n, OG_Y_MAP, "'derivatives'", d)) return;
   op->derivs = og_xcalloc(n->n ? n->n : 1, sizeof *op->derivs);
   for (size_t i = 0; i < n->n; ++i) {
     const og_ynode *key = n->keys[i], *entry = n->items[i];
+    if (strcmp(key->text, "let") == 0) {
+      if (og_input_index(op, "let") >= 0)
+        og_diag_error(d, key->loc,
+                      "'let' under 'derivatives' names sub-expressions, so input 'let' cannot have a "
+                      "derivative: rename the input");
+      og_load_lets(op, entry, d);
+      continue;
+    }
     int input = og_input_index(op, key->text);
     if (input < 0) {
       og_diag_error(d, key->loc, "'%s' is not an input of op '%s'", key->text, op->name ? op->name : "?");

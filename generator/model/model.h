@@ -119,6 +119,14 @@ typedef struct og_formula {
   size_t nnames;
 } og_formula;
 
+/* A name `let:` gives a sub-expression of the derivative formulas (docs/gradients.md):
+ * formulas after it, and later lets, read it by name. */
+typedef struct og_let {
+  char *name;
+  og_loc loc;
+  og_formula formula;
+} og_let;
+
 typedef struct og_derivative {
   og_loc loc;
   int input; /* index into op->inputs */
@@ -214,6 +222,8 @@ typedef struct og_op {
   size_t ncuda;
   og_derivative *derivs; /* `derivatives:` */
   size_t nderivs;
+  og_let *lets; /* `derivatives: let:`, in the spec's order */
+  size_t nlets;
   og_reduction *reduce; /* `reduce:`, in the spec's order */
   size_t nreduce;
   og_independent *independent; /* `independent:`, in the spec's order */
