@@ -390,6 +390,46 @@ static void og_check_portable_jumps(const og_body *b, const char *what, og_diag 
   og_body_jumps(b->text, og_check_jump, &c);
 }
 
+/* ---- require: ------------------------------------------------------------------------- */
+
+/* A condition reads shape symbols, integer attributes and inputs' NAME_size anywhere,
+ * and a float attribute as a whole side (`theta > 0`): the handler and the binder
+ * compare it as the double it is, but shape arithmetic is integer. */
+typedef struct og_require_ctx {
+  const og_op *op;
+  bool bare; /* the side is the name alone */
+  og_diag *d;
+} og_require_ctx;
+
+static void og_check_require_name(const og_expr *n, void *ud) {
+  og_require_ctx *c = ud;
+  if (og_op_symbol(c->op, n->name) >= 0 || og_is_size_name(c->op, n->name, OG_SCOPE_SHAPE)) return;
+  const og_attr *attr = og_op_attr(c->op, n->name);
+  if (attr && attr->has_type && (og_attr_types[attr->type].integer || (c->bare && attr->type != OG_ATTR_BOOL))) return;
+  if (attr && attr->has_type && attr->type != OG_ATTR_BOOL)
+    og_diag_error(c->d, n->loc,
+                  "'require' uses %s attribute '%s' inside arithmetic, which is integer: compare it as a whole "
+                  "side ('%s > 0.5')",
+                  og_attr_types[attr->type].name, n->name, n->name);
+  else if (attr)
+    og_diag_error(c->d, n->loc, "'require' uses bool attribute '%s': a condition compares numbers", n->name);
+  else
+    og_diag_error(c->d, n->loc,
+                  "'require' uses '%s', which is not a shape symbol, an attribute or an input's NAME_size", n->name);
+}
+
+static void og_check_require(const og_op *op, og_diag *d) {
+  for (size_t i = 0; i < op->nrequire; ++i) {
+    const og_require_side *sides[] = {&op->require[i].lhs, &op->require[i].rhs};
+    for (size_t s = 0; s < 2; ++s) {
+      if (!sides[s]->expr) continue;
+      og_require_ctx c = {op, sides[s]->expr->kind == OG_E_NAME, d};
+      og_expr_visit_names(sides[s]->expr, og_check_require_name, &c);
+      og_expr_check_constants(sides[s]->expr, "'require'", d);
+    }
+  }
+}
+
 /* ---- reduce: ------------------------------------------------------------------------ */
 
 typedef struct og_name_search {
@@ -577,6 +617,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_portable_jumps(&op->kernel, "'kernel'", d);
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
+  og_check_require(op, d);
   og_check_reduce(op, d);
   og_check_independent(op, d);
   og_check_in_kernel(op, d);

@@ -113,6 +113,15 @@ void og_op_free(og_op *op) {
   free(op->reduce);
   for (size_t i = 0; i < op->nindependent; ++i) free(op->independent[i].symbol);
   free(op->independent);
+  for (size_t i = 0; i < op->nrequire; ++i) {
+    og_require *r = &op->require[i];
+    free(r->text);
+    og_expr_free(r->lhs.expr);
+    og_expr_free(r->rhs.expr);
+    free(r->lhs.number);
+    free(r->rhs.number);
+  }
+  free(op->require);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   og_expr_free(op->bytes);

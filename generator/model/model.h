@@ -127,6 +127,22 @@ typedef struct og_let {
   og_formula formula;
 } og_let;
 
+/* One side of a `require:` condition: an integer expression over shape symbols, integer
+ * attributes and inputs' NAME_size (a bare name may also be a float attribute), or a
+ * floating-point literal. */
+typedef struct og_require_side {
+  og_expr *expr;
+  char *number; /* the literal as written, when expr is NULL */
+} og_require_side;
+
+/* `require:` (docs/spec.md): a condition every call must meet, `lhs cmp rhs`. */
+typedef struct og_require {
+  og_loc loc;
+  char *text;  /* as written, for messages */
+  char cmp[3]; /* "==", "!=", "<", "<=", ">", ">=" */
+  og_require_side lhs, rhs;
+} og_require;
+
 typedef struct og_derivative {
   og_loc loc;
   int input; /* index into op->inputs */
@@ -224,6 +240,8 @@ typedef struct og_op {
   size_t nderivs;
   og_let *lets; /* `derivatives: let:`, in the spec's order */
   size_t nlets;
+  og_require *require; /* `require:`, in the spec's order */
+  size_t nrequire;
   og_reduction *reduce; /* `reduce:`, in the spec's order */
   size_t nreduce;
   og_independent *independent; /* `independent:`, in the spec's order */

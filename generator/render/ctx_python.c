@@ -1,6 +1,7 @@
 /* The Python side of an op: its record (opspec._runtime.Op) and function in ops.py, and
  * its stub in ops.pyi. */
 #include "render/ctx_python.h"
+#include "render/ctx_require.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,7 @@ static void og_py_record(const og_op *op, og_value *py) {
   og_map_set(py, "aliases", og_py_aliases(op));
   og_map_set(py, "derivatives", og_py_derivatives(op));
   og_map_set(py, "lets", og_py_lets(op));
+  og_map_set(py, "require", og_ctx_require_py(op));
   og_py_sharding(op, py);
   og_map_set(py, "costs", og_py_costs(op));
 }

@@ -94,6 +94,9 @@ class Op:
     # `derivatives: let:`: (name, formula, where) in the spec's order; a derivative formula
     # (and a later let) reads a let's value by its name.
     derivative_lets: tuple = ()
+    # The spec's `require:`: (condition as written, the names it reads, test(scope) -> bool),
+    # checked by opspec._bind.bind at trace time and by the handler for every call.
+    require: tuple = ()
     # The spec's `bytes:` and `flops:` formulas (memory traffic and arithmetic of one call),
     # as functions of the call's scope; None where the spec declares none. See cost().
     bytes: Callable[[dict], Any] | None = None
