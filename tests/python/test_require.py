@@ -37,7 +37,7 @@ register_tree_specs(__name__, SPECS)
 
 _PROGRAM = """\
 import re
-import numpy as np, jax, jax.numpy as jnp, opspec
+import numpy as np, jax, jax.export, jax.numpy as jnp, opspec, opspec.export
 rng = np.random.default_rng(SEED)
 op = opspec.ops.req_rope
 
@@ -73,6 +73,12 @@ refused(r"opspec req_rope: require 'head_dim % 2 == 0' does not hold: head_dim =
 raw = jax.ffi.ffi_call(opspec.target_name("req_rope"), jax.ShapeDtypeStruct(x.shape, jnp.float32))
 refused(r"opspec req_rope: require 'theta > 0' does not hold: theta = -1", raw, x, theta=np.float64(-1.0))
 np.testing.assert_allclose(raw(x, theta=np.float64(theta)), rope(x.astype(np.float64), theta), rtol=1e-5, atol=1e-5)
+# Exported with symbolic dims: nothing to decide at export; the handler decides each call.
+n_, h_ = jax.export.symbolic_shape("n, h")
+fn = jax.jit(lambda x: op(x, theta=theta))
+exported = jax.export.export(fn, disabled_checks=opspec.export.checks())(jax.ShapeDtypeStruct((n_, h_), jnp.float32))
+np.testing.assert_allclose(exported.call(x), rope(x.astype(np.float64), theta), rtol=1e-5, atol=1e-5)
+refused(r"opspec req_rope: require 'head_dim % 2 == 0' does not hold: head_dim = 7", exported.call, odd)
 print("ok")
 """
 
