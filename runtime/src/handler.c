@@ -43,6 +43,7 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
   for (int32_t i = 0; i < op->nattrs; ++i)
     memcpy((char *)args + op->attrs[i].offset, bound->attrs[i], opspec_dtype_size(op->attrs[i].dtype));
   for (int32_t i = 0; i < op->ninputs; ++i) opspec_view(cf->args.args[i], opspec_array_at(args, op->inputs[i].offset));
+  if (op->require && (err = op->require(cf, args))) return err;
 
   int64_t extents[OPSPEC_MAX_OUTPUTS * OPSPEC_MAX_RANK];
   for (int32_t i = 0; i < op->nscratch; ++i) {

@@ -229,3 +229,25 @@ def test_compiler_errors_in_a_prologue_point_into_the_yaml(tmp_path):
     )
     assert cc.returncode != 0
     assert "specs/early.yaml:8:25:" in cc.stderr and "undeclared" in cc.stderr, cc.stderr
+
+
+def test_float_defaults_shown_as_python_writes_them(tmp_path):
+    # help() shows an attribute's default as the generated signature spells it: the
+    # shortest text that reads back as the same double, as Python's repr writes it
+    # (`default: 1e-6` is 1e-06, not 9.9999999999999995e-07).
+    rng = __import__("random").Random(30)
+    written = ["1e-6", "0.1", "1e20", "100000", "2.5e-5", "-0.0", "123456789012345678", "3"]
+    written += [repr(rng.uniform(-1e3, 1e3)) for _ in range(4)] + [f"{rng.uniform(1, 10):.3e}" for _ in range(4)]
+    attrs = "".join(f"  - {{name: a{i}, type: float64, default: {t}}}\n" for i, t in enumerate(written))
+    spec = tmp_path / "defaults.yaml"
+    spec.write_text(
+        "op: defaults\ninputs:\n  - {name: x, dtype: float32, shape: [n]}\n"
+        "outputs:\n  - {name: y, dtype: float32, shape: [n]}\n"
+        f"attrs:\n{attrs}launch: [n]\nkernel: |\n  y[i] = x[i];\n"
+    )
+    r = gen("--out", str(tmp_path / "out"), str(spec))
+    assert r.returncode == 0, r.stderr
+    stub = (tmp_path / "out" / "python" / "ops.pyi").read_text()
+    for i, t in enumerate(written):
+        assert f"    a{i}: float = {float(t)!r},\n" in stub, (t, stub)
+        assert f"a{i} (float64, default {float(t)!r})" in stub

@@ -242,6 +242,9 @@ typedef struct opspec_op_desc {
   opspec_shapes_fn *shapes;
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda, *kernel_checked;
+  /* The spec's `require:`: NULL, or the check of the call's symbols and attributes that
+   * opspec_decode runs once they are bound (an error names the condition and values). */
+  opspec_args_fn *require;
   /* With kernel_checked: where the args struct holds the `int *` that opspec_reject()
    * sets (the call's flag on CPU, a flag in device memory on the CUDA path). */
   size_t rejected_at;

@@ -65,13 +65,46 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, Tracer) else jnp.asarray(x)
 
 
+def _params(formula: Any) -> tuple:
+    """The names a generated formula (a lambda of the names it reads) takes."""
+    return formula.__code__.co_varnames[: formula.__code__.co_argcount]
+
+
+def _with_lets(op: Any, input: str, names: tuple, scope: dict) -> dict:
+    """`scope` with the values of the `let:` names that `names` read, directly or through
+    other lets, each computed once, in the spec's order. A let that fails while JAX traces
+    it is reported naming the op, the input whose derivative needed it and where the spec
+    wrote it."""
+    lets = op.derivative_lets
+    needed = set(names)
+    for name, formula, _ in reversed(lets):
+        if name in needed:
+            needed.update(_params(formula))
+    scope = dict(scope)
+    for name, formula, where in lets:
+        if name not in needed:
+            continue
+        try:
+            scope[name] = formula(**{n: scope[n] for n in _params(formula)})
+        except Exception as e:
+            fail(
+                op,
+                f"input '{input}'",
+                f"let '{name}' ({where}) of its derivative failed while JAX traced it: {type(e).__name__}: {e}",
+                cause=e,
+            )
+    return scope
+
+
 def _evaluate(op: Any, input: str, d: Any, key: str, scope: dict, then: Any) -> Any:
     """`then` of formula `key` of input `input`'s derivative `d`, evaluated on `scope`
     (`then` fits the value to the output's or the input's shape). A formula that fails
     while JAX traces it (a misspelt jnp function, a value of the wrong shape) is reported
     naming the op, the input, the output it is about and where the spec wrote it."""
     formula = d.formulas[key]
-    names = formula.__code__.co_varnames[: formula.__code__.co_argcount]
+    names = _params(formula)
+    if op.derivative_lets:
+        scope = _with_lets(op, input, names, scope)
     try:
         return then(formula(**{n: scope[n] for n in names}))
     except Exception as e:
