@@ -22,20 +22,12 @@ static og_loc og_formula_at(const og_ynode *n, size_t offset) {
   for (size_t i = 0; n->text[i]; ++i) *(i < offset ? &before : &after) += !og_blank(n->text[i]);
   bool past_end = after == 0 && before > 0; /* "unexpected end": just past the last character */
   before -= past_end;
-  const char *p = n->loc.src->text, *line_start = p;
-  int line = 1;
-  for (; *p && line < n->content_line; ++p)
-    if (*p == '\n') {
-      ++line;
-      line_start = p + 1;
-    }
-  for (; *p; ++p) {
-    if (*p == '\n') {
-      ++line;
-      line_start = p + 1;
-    } else if (!og_blank(*p) && before-- == 0) {
-      return (og_loc){n->loc.src, line, (int)(p - line_start) + 1 + past_end};
-    }
+  /* Lines as libyaml counts them (og_source_line), so any line end gives the same caret. */
+  size_t len;
+  const char *text;
+  for (int line = n->content_line; (text = og_source_line(n->loc.src, line, &len)) != NULL; ++line) {
+    for (size_t col = 0; col < len; ++col)
+      if (!og_blank(text[col]) && before-- == 0) return (og_loc){n->loc.src, line, (int)col + 1 + past_end};
   }
   return n->loc;
 }

@@ -151,8 +151,6 @@ def install(package: str, namespace: dict, api: int = RUNTIME_API) -> list[str]:
     registered first."""
     native, platforms = load_package(package, api)
     if os.environ.get("OPSPEC_DEV_SANITIZER_REPORTS"):  # under opspec dev --sanitize (opspec._sanitize)
-        from opspec._sanitize import route_ubsan_reports
-
         route_ubsan_reports()
     for fn in _functions(package, native):
         fn.__module__, fn.__qualname__ = package, fn.__name__  # as help() should show them
