@@ -20,6 +20,7 @@ from typing import Any
 from opspec import _tune
 from opspec._load import RUNTIME_API, load_package
 from opspec._runtime import cost
+from opspec._sanitize import route_ubsan_reports
 from opspec._targets import backends
 
 # What every package exposes, in the order of its __all__.
