@@ -60,6 +60,7 @@ def test_a_users_row_wise_op_over_few_long_rows_uses_every_thread(reading_packag
     import reading
 
     nthreads = threads(reading._opspec)
+    before = reading.parallel_threshold()  # the package's own knob, apart from opspec's
     reading.set_parallel_threshold(THRESHOLD)
     try:
         for dtype, rtol in [(np.float32, 2e-6), (np.float64, 1e-13)]:
@@ -74,7 +75,7 @@ def test_a_users_row_wise_op_over_few_long_rows_uses_every_thread(reading_packag
             assert loops == 0
             np.testing.assert_allclose(np.asarray(y), rms_norm(small), rtol=rtol, atol=0)
     finally:
-        reading.set_parallel_threshold(opspec.parallel_threshold())
+        reading.set_parallel_threshold(before)
 
 
 def test_shipped_matvec_over_few_long_rows_goes_parallel(rng, default_threshold):
