@@ -3,7 +3,9 @@ class a sharding rule must never split (issue 19). Each is written as a new user
 with correct unsharded results; each comes twice, as `<name>` with no `independent:`
 (the sharding rule must gather it) and as `<name>_claimed`, which falsely declares the
 dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise,
-and two ops with a symbol twice in one array (`square_matvec`, `gram`).
+two ops with a symbol twice in one array (`square_matvec`, `gram`), and `row_rms_norm`, a
+portable kernel with one trip per row that loops over the row (threads by work:
+test_parallel_work.py).
 
 `build(folder)` builds them once into the package `reading` (CMake, CUDA OFF: builds.py),
 and returns the folder to put on sys.path / PYTHONPATH."""
@@ -173,6 +175,30 @@ cpu: |
 """
 
 
+# A row-wise op as a user writes one: one launch index per row, the body loops over the
+# row's columns. Few long rows are few trips but much work (test_parallel_work.py).
+ROW_RMS_NORM = """\
+op: row_rms_norm
+doc: Each row divided by its root mean square, y = x / sqrt(mean(x * x) + eps).
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [rows, cols]}
+outputs:
+  - {name: y, dtype: T, shape: [rows, cols]}
+attrs:
+  - {name: eps, type: float64, default: 1e-6}
+launch: [rows]
+kernel: |
+  const T *in = x + i * cols;
+  T *out = y + i * cols;
+  double total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += (double)in[j] * in[j];
+  const T scale = (T)(1 / sqrt(total / (double)cols + eps));
+  for (int64_t j = 0; j < cols; ++j) out[j] = in[j] * scale;
+independent: [rows]
+"""
+
+
 def reference(name: str, x: np.ndarray) -> tuple:
     """NumPy references of the reading ops (name without `_claimed`)."""
     if name == "cumsum":
@@ -205,6 +231,7 @@ def build(folder: Path) -> Path:
     specs["axpy"] = AXPY
     specs["square_matvec"] = SQUARE_MATVEC
     specs["gram"] = GRAM
+    specs["row_rms_norm"] = ROW_RMS_NORM
     project = folder / "reading"
     # Against the installed opspec's CMake package where there is one (no second build of
     # opspec-gen); else add_subdirectory() of this source tree.

@@ -56,7 +56,9 @@ def _about(args: argparse.Namespace) -> int:
         for key, value in opspec.build_info().items():
             print(f"  {key}: {value}")
         print(f"  registered platforms: {', '.join(opspec.registered_platforms)}")
-        print(f"  parallel threshold: {opspec.parallel_threshold()} trips ({opspec.parallel_threshold_source()})")
+        print(
+            f"  parallel threshold: {opspec.parallel_threshold()} elements of work ({opspec.parallel_threshold_source()})"
+        )
     return 0
 
 

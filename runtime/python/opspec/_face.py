@@ -83,14 +83,15 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
         may run on)."""
         native.set_cpu_threads(int(n))
 
-    def set_parallel_threshold(trips: int) -> None:
-        """Sets the loop trip count at which the package's portable CPU kernels go
-        parallel (values below 1 become 1), for this process, over the value it started
-        with."""
-        native.set_parallel_threshold(int(trips))
+    def set_parallel_threshold(work: int) -> None:
+        """Sets the work at which the package's portable CPU kernels go parallel (values
+        below 1 become 1), for this process, over the value it started with. Work counts
+        elements: the larger of a call's loop trips and its largest buffer's elements
+        (docs/performance.md, "Work, not trips")."""
+        native.set_parallel_threshold(int(work))
 
     def parallel_threshold() -> int:
-        """The loop trip count at which the package's portable CPU kernels go parallel."""
+        """The work (elements) at which the package's portable CPU kernels go parallel."""
         return native.parallel_threshold()
 
     def parallel_threshold_source() -> str:
