@@ -35,7 +35,7 @@ static XLA_FFI_Error *opspec_abs_two_pass_shapes(XLA_FFI_CallFrame *cf, void *ar
 
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "a4346773bca51c11",
+    .fingerprint = "1027cc406d41f3f6",
     .args_size = sizeof(opspec_abs_two_pass_args),
     .ninputs = 1,
     .inputs = opspec_abs_two_pass_inputs,

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_add_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
-    .fingerprint = "f774831ea0e3a03e",
+    .fingerprint = "817f9ecb956da583",
     .args_size = sizeof(opspec_add_args),
     .ninputs = 2,
     .inputs = opspec_add_inputs,

@@ -42,7 +42,7 @@ static XLA_FFI_Error *opspec_block_sum_cuda_config(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_block_sum_desc = {
     .name = "block_sum",
-    .fingerprint = "11448c6176bf56fe",
+    .fingerprint = "e9c4dc5f32f28587",
     .args_size = sizeof(opspec_block_sum_args),
     .ninputs = 1,
     .inputs = opspec_block_sum_inputs,

@@ -86,7 +86,7 @@ static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, co
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
-    .fingerprint = "cc084ddd491034f3",
+    .fingerprint = "edaa0fde5b3bd37c",
     .args_size = sizeof(opspec_csr_matvec_args),
     .ninputs = 4,
     .inputs = opspec_csr_matvec_inputs,

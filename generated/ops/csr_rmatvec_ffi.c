@@ -79,7 +79,7 @@ static XLA_FFI_Error *opspec_csr_rmatvec_kernel_checked(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
-    .fingerprint = "b1b86d65d6cb10ca",
+    .fingerprint = "faa7ddc21fe7ad57",
     .args_size = sizeof(opspec_csr_rmatvec_args),
     .ninputs = 4,
     .inputs = opspec_csr_rmatvec_inputs,

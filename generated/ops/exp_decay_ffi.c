@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "1e0a78595beda95e",
+    .fingerprint = "e5fbd67812fb216e",
     .args_size = sizeof(opspec_exp_decay_args),
     .ninputs = 2,
     .inputs = opspec_exp_decay_inputs,

@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "04a3067b7a232042",
+    .fingerprint = "11b545d27e7893e4",
     .args_size = sizeof(opspec_exp_trace_args),
     .ninputs = 3,
     .inputs = opspec_exp_trace_inputs,

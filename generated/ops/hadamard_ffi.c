@@ -43,7 +43,7 @@ static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
-    .fingerprint = "3db4e0d9c7ff5d82",
+    .fingerprint = "cc7dd4597287675e",
     .args_size = sizeof(opspec_hadamard_args),
     .ninputs = 2,
     .inputs = opspec_hadamard_inputs,

@@ -32,7 +32,7 @@ static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "f99580db381343d4",
+    .fingerprint = "8d66df7cd51cfb0c",
     .args_size = sizeof(opspec_leaky_relu_args),
     .ninputs = 1,
     .inputs = opspec_leaky_relu_inputs,

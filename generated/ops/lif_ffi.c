@@ -46,7 +46,7 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "60b6c6583a2348be",
+    .fingerprint = "6ee59fade3f9ee16",
     .args_size = sizeof(opspec_lif_args),
     .ninputs = 6,
     .inputs = opspec_lif_inputs,

@@ -50,7 +50,7 @@ static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "a2ec94679399d525",
+    .fingerprint = "4d76be14800a0363",
     .args_size = sizeof(opspec_lif_surrogate_args),
     .ninputs = 6,
     .inputs = opspec_lif_surrogate_inputs,

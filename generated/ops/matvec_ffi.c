@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "e4715a8ff5e0b3cb",
+    .fingerprint = "e21830da8b4b5db4",
     .args_size = sizeof(opspec_matvec_args),
     .ninputs = 2,
     .inputs = opspec_matvec_inputs,

@@ -20,7 +20,7 @@ static const opspec_typevar_desc opspec_max_types[] = {
 
 static const opspec_op_desc opspec_max_desc = {
     .name = "max",
-    .fingerprint = "f8438864f2f30279",
+    .fingerprint = "66db1a8137056b6e",
     .args_size = sizeof(opspec_max_args),
     .ninputs = 1,
     .inputs = opspec_max_inputs,

@@ -21,7 +21,7 @@ static const opspec_typevar_desc opspec_parallel_add_types[] = {
 
 static const opspec_op_desc opspec_parallel_add_desc = {
     .name = "parallel_add",
-    .fingerprint = "34bdec8fde7b5b2b",
+    .fingerprint = "082da21f24e05107",
     .args_size = sizeof(opspec_parallel_add_args),
     .ninputs = 2,
     .inputs = opspec_parallel_add_inputs,

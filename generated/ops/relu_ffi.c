@@ -28,7 +28,7 @@ static XLA_FFI_Error *opspec_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
-    .fingerprint = "64b9abfe861b281b",
+    .fingerprint = "91c2d1c9934c6747",
     .args_size = sizeof(opspec_relu_args),
     .ninputs = 1,
     .inputs = opspec_relu_inputs,

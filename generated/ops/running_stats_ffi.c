@@ -24,7 +24,7 @@ static const opspec_symbol_desc opspec_running_stats_symbols[] = {
 
 static const opspec_op_desc opspec_running_stats_desc = {
     .name = "running_stats",
-    .fingerprint = "e6e23b05423c03b8",
+    .fingerprint = "9f35d863c5114ab9",
     .args_size = sizeof(opspec_running_stats_args),
     .ninputs = 1,
     .inputs = opspec_running_stats_inputs,

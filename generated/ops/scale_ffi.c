@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "5da25ca795de50dc",
+    .fingerprint = "6414a955a078bd5a",
     .args_size = sizeof(opspec_scale_args),
     .ninputs = 2,
     .inputs = opspec_scale_inputs,

@@ -28,7 +28,7 @@ static XLA_FFI_Error *opspec_sigmoid_launch_sizes(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_sigmoid_desc = {
     .name = "sigmoid",
-    .fingerprint = "3e88c79cfe99bb79",
+    .fingerprint = "4a9d736b3d4852f5",
     .args_size = sizeof(opspec_sigmoid_args),
     .ninputs = 1,
     .inputs = opspec_sigmoid_inputs,

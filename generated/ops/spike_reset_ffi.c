@@ -43,7 +43,7 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "19b21c3ac8621746",
+    .fingerprint = "028f0556b4a7c00a",
     .args_size = sizeof(opspec_spike_reset_args),
     .ninputs = 3,
     .inputs = opspec_spike_reset_inputs,

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_split_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
-    .fingerprint = "d48e865930e86ca3",
+    .fingerprint = "2da50d30e2a12f24",
     .args_size = sizeof(opspec_split_args),
     .ninputs = 1,
     .inputs = opspec_split_inputs,

@@ -53,7 +53,7 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "a8ecb8b101ca393d",
+    .fingerprint = "411bc99c3189e1bf",
     .args_size = sizeof(opspec_stdp_update_args),
     .ninputs = 5,
     .inputs = opspec_stdp_update_inputs,

@@ -20,7 +20,7 @@ static const opspec_typevar_desc opspec_sum_types[] = {
 
 static const opspec_op_desc opspec_sum_desc = {
     .name = "sum",
-    .fingerprint = "577925cbeb3d6c86",
+    .fingerprint = "aa224fe804795ecb",
     .args_size = sizeof(opspec_sum_args),
     .ninputs = 1,
     .inputs = opspec_sum_inputs,

@@ -75,7 +75,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="a4346773bca51c11",
+    fingerprint="1027cc406d41f3f6",
 )
 
 
@@ -121,7 +121,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="f774831ea0e3a03e",
+    fingerprint="817f9ecb956da583",
 )
 
 
@@ -158,7 +158,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="11448c6176bf56fe",
+    fingerprint="e9c4dc5f32f28587",
 )
 
 
@@ -204,7 +204,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="cc084ddd491034f3",
+    fingerprint="edaa0fde5b3bd37c",
 )
 
 
@@ -253,7 +253,7 @@ _op_csr_rmatvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="b1b86d65d6cb10ca",
+    fingerprint="faa7ddc21fe7ad57",
 )
 
 
@@ -306,7 +306,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="1e0a78595beda95e",
+    fingerprint="e5fbd67812fb216e",
 )
 
 
@@ -358,7 +358,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="04a3067b7a232042",
+    fingerprint="11b545d27e7893e4",
 )
 
 
@@ -405,7 +405,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="3db4e0d9c7ff5d82",
+    fingerprint="cc7dd4597287675e",
 )
 
 
@@ -442,7 +442,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="f99580db381343d4",
+    fingerprint="8d66df7cd51cfb0c",
 )
 
 
@@ -481,7 +481,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="60b6c6583a2348be",
+    fingerprint="6ee59fade3f9ee16",
 )
 
 
@@ -572,7 +572,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="a2ec94679399d525",
+    fingerprint="4d76be14800a0363",
 )
 
 
@@ -630,7 +630,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="e4715a8ff5e0b3cb",
+    fingerprint="e21830da8b4b5db4",
 )
 
 
@@ -664,7 +664,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="f8438864f2f30279",
+    fingerprint="66db1a8137056b6e",
 )
 
 
@@ -707,7 +707,7 @@ _op_parallel_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="34bdec8fde7b5b2b",
+    fingerprint="082da21f24e05107",
 )
 
 
@@ -744,7 +744,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="64b9abfe861b281b",
+    fingerprint="91c2d1c9934c6747",
 )
 
 
@@ -780,7 +780,7 @@ _op_running_stats = _Op(
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
-    fingerprint="e6e23b05423c03b8",
+    fingerprint="9f35d863c5114ab9",
 )
 
 
@@ -825,7 +825,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="5da25ca795de50dc",
+    fingerprint="6414a955a078bd5a",
 )
 
 
@@ -859,7 +859,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="3e88c79cfe99bb79",
+    fingerprint="4a9d736b3d4852f5",
 )
 
 
@@ -890,7 +890,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="19b21c3ac8621746",
+    fingerprint="028f0556b4a7c00a",
 )
 
 
@@ -932,7 +932,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="d48e865930e86ca3",
+    fingerprint="2da50d30e2a12f24",
 )
 
 
@@ -967,7 +967,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="a8ecb8b101ca393d",
+    fingerprint="411bc99c3189e1bf",
 )
 
 
@@ -1022,7 +1022,7 @@ _op_sum = _Op(
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="577925cbeb3d6c86",
+    fingerprint="aa224fe804795ecb",
 )
 
 

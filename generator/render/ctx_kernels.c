@@ -178,6 +178,34 @@ static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
   }
 }
 
+/* The #defines that _cpu.c includes itself with for one variant, as records {name, pad,
+ * value}: OPSPEC_CPU_VARIANT, the function's name, and OPSPEC_CPU_<T> per type variable
+ * the kernel uses ({ctype, name} records), the values aligned as .clang-format's
+ * AlignConsecutiveMacros aligns them. */
+static og_value *og_cpu_defines(const char *function, const og_value *typedefs) {
+  size_t width = strlen("OPSPEC_CPU_VARIANT");
+  for (size_t d = 0; d < og_list_len(typedefs); ++d) {
+    size_t len = strlen("OPSPEC_CPU_") + strlen(og_value_as_str(og_map_get(og_list_at(typedefs, d), "name")));
+    if (len > width) width = len;
+  }
+  og_value *defines = og_value_list();
+  for (size_t d = 0; d <= og_list_len(typedefs); ++d) {
+    og_buf name = {0}, pad = {0};
+    const og_value *td = d ? og_list_at(typedefs, d - 1) : NULL;
+    if (td)
+      og_buf_printf(&name, "OPSPEC_CPU_%s", og_value_as_str(og_map_get(td, "name")));
+    else
+      og_buf_puts(&name, "OPSPEC_CPU_VARIANT");
+    og_buf_printf(&pad, "%*s", (int)(width + 1 - name.len), "");
+    og_value *define = og_value_map();
+    og_map_set(define, "name", og_value_str_take(og_buf_take(&name)));
+    og_map_set(define, "pad", og_value_str_take(og_buf_take(&pad)));
+    og_map_set_str(define, "value", td ? og_value_as_str(og_map_get(td, "ctype")) : function);
+    og_list_push(defines, define);
+  }
+  return defines;
+}
+
 static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_idents used = {0};
   const og_body *body = og_plan_cpu_body(op);
@@ -223,19 +251,26 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
       og_list_push(typedefs, td);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
-    og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
+    og_buf_puts(&comment, ", computed in float: the handler widens bfloat16 arrays to float and back.");
     og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
-    og_buf head = {0};
-    og_buf_printf(&head, "OPSPEC_CPU_CLONES static void %s(", og_buf_str(&fn));
-    static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
-    og_map_set(var, "head", og_wrap(og_buf_str(&head), params, portable ? 3 : 1, ") {", false));
-    og_buf_free(&head);
-    og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
-    og_map_set(var, "typedefs", typedefs);
+    /* Only a widened variant's types differ from what its defines say. */
+    og_map_set(var, "comment", widened ? og_value_str_take(og_buf_take(&comment)) : og_value_str(""));
+    og_map_set(var, "defines", og_cpu_defines(og_buf_str(&fn), typedefs));
+    og_value_free(typedefs);
     og_list_push(variants, var);
     og_buf_free(&fn);
+    og_buf_free(&comment);
   }
   og_map_set(v, "cpu_variants", variants);
+  /* The kernel is written once, named OPSPEC_CPU_VARIANT: the file includes itself once
+   * per variant with the variant's name and types defined. */
+  static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
+  og_map_set(v, "cpu_head",
+             og_wrap("OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(", params, portable ? 3 : 1, ") {", false));
+  og_value *typevars = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t)
+    if (og_idents_has(&used, op->types[t].name)) og_list_push(typevars, og_value_str(op->types[t].name));
+  og_map_set(v, "cpu_typevars", typevars);
   og_map_set_int(v, "nvariants", (int64_t)nvariants);
   og_idents_free(&used);
 }

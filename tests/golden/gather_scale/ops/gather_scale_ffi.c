@@ -65,7 +65,7 @@ static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
-    .fingerprint = "0bcb90ad3fe36859",
+    .fingerprint = "0a39d3066edd17e1",
     .args_size = sizeof(opspec_gather_scale_args),
     .ninputs = 2,
     .inputs = opspec_gather_scale_inputs,
