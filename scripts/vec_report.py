@@ -73,6 +73,14 @@ def variant(function: str, op: str) -> tuple[str, str]:
     return (m["op"], m["dtype"]) if m else (op, "omp")
 
 
+def relative(path: pathlib.Path) -> str:
+    """`path` relative to the repository when it lies in it, for GCC's messages."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def body_has_loop(body: pathlib.Path) -> bool:
     code = re.sub(r"/\*.*?\*/|//[^\n]*", "", body.read_text(), flags=re.S)
     return re.search(r"\b(for|while|do)\b", code) is not None
@@ -80,10 +88,9 @@ def body_has_loop(body: pathlib.Path) -> bool:
 
 def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str], form: str) -> list[Loop]:
     """Every loop GCC reports in `source` compiled for `-march=form`, per variant function."""
-    try:  # relative, so that GCC names the launch loops generated/ops/<op>_cpu.c:<line>
-        name = str(source.resolve().relative_to(ROOT))
-    except ValueError:
-        name = str(source)
+    # Relative, so that GCC names the launch loops generated/ops/<op>_cpu.c:<line>; the
+    # include folders too: the kernel is the file included by itself, found through them.
+    name = relative(source)
     # One form at a time: the report of target_clones' three clones could not be told apart.
     cmd = [
         cc,
@@ -91,7 +98,7 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
         f"-march={form}",
         "-DOPSPEC_NO_CPU_CLONES",
         *extra,
-        *(f"-I{i}" for i in includes),
+        *(f"-I{relative(pathlib.Path(i))}" for i in includes),
         "-fopt-info-vec-all-internals",
         "-fdump-tree-vect-details=stdout",
         "-c",
