@@ -35,7 +35,7 @@ static XLA_FFI_Error *opspec_abs_two_pass_shapes(XLA_FFI_CallFrame *cf, void *ar
 
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "1027cc406d41f3f6",
+    .fingerprint = "ac4bfb0fe0b15c67",
     .args_size = sizeof(opspec_abs_two_pass_args),
     .ninputs = 1,
     .inputs = opspec_abs_two_pass_inputs,
@@ -58,7 +58,7 @@ XLA_FFI_Error *opspec_abs_two_pass_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_abs_two_pass_cuda(XLA_FFI_CallFrame *cf) {
   opspec_abs_two_pass_args args;
-  return opspec_run_cuda(cf, &opspec_abs_two_pass_desc, &args, &opspec_cuda_gpu, opspec_abs_two_pass_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_abs_two_pass_desc, &args, &opspec_cuda_gpu, &opspec_abs_two_pass_cuda_launch);
 }
 #endif
 
@@ -66,6 +66,6 @@ XLA_FFI_Error *opspec_abs_two_pass_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_abs_two_pass_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_abs_two_pass_args args;
-  return opspec_run_cuda(cf, &opspec_abs_two_pass_desc, &args, &opspec_cuda_sim, opspec_abs_two_pass_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_abs_two_pass_desc, &args, &opspec_cuda_sim, &opspec_abs_two_pass_cuda_sim_launch);
 }
 #endif

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_add_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
-    .fingerprint = "817f9ecb956da583",
+    .fingerprint = "f2923059815a5bac",
     .args_size = sizeof(opspec_add_args),
     .ninputs = 2,
     .inputs = opspec_add_inputs,
@@ -50,7 +50,7 @@ XLA_FFI_Error *opspec_add_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_add_cuda(XLA_FFI_CallFrame *cf) {
   opspec_add_args args;
-  return opspec_run_cuda(cf, &opspec_add_desc, &args, &opspec_cuda_gpu, opspec_add_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_add_desc, &args, &opspec_cuda_gpu, &opspec_add_cuda_launch);
 }
 #endif
 
@@ -58,6 +58,6 @@ XLA_FFI_Error *opspec_add_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_add_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_add_args args;
-  return opspec_run_cuda(cf, &opspec_add_desc, &args, &opspec_cuda_sim, opspec_add_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_add_desc, &args, &opspec_cuda_sim, &opspec_add_cuda_sim_launch);
 }
 #endif

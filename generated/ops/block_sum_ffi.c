@@ -42,7 +42,7 @@ static XLA_FFI_Error *opspec_block_sum_cuda_config(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_block_sum_desc = {
     .name = "block_sum",
-    .fingerprint = "e9c4dc5f32f28587",
+    .fingerprint = "e539d490b132335c",
     .args_size = sizeof(opspec_block_sum_args),
     .ninputs = 1,
     .inputs = opspec_block_sum_inputs,
@@ -64,7 +64,7 @@ XLA_FFI_Error *opspec_block_sum_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf) {
   opspec_block_sum_args args;
-  return opspec_run_cuda(cf, &opspec_block_sum_desc, &args, &opspec_cuda_gpu, opspec_block_sum_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_block_sum_desc, &args, &opspec_cuda_gpu, &opspec_block_sum_cuda_launch);
 }
 #endif
 
@@ -72,6 +72,6 @@ XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_block_sum_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_block_sum_args args;
-  return opspec_run_cuda(cf, &opspec_block_sum_desc, &args, &opspec_cuda_sim, opspec_block_sum_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_block_sum_desc, &args, &opspec_cuda_sim, &opspec_block_sum_cuda_sim_launch);
 }
 #endif

@@ -86,7 +86,7 @@ static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, co
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
-    .fingerprint = "edaa0fde5b3bd37c",
+    .fingerprint = "5f20a0c3390b4c19",
     .args_size = sizeof(opspec_csr_matvec_args),
     .ninputs = 4,
     .inputs = opspec_csr_matvec_inputs,
@@ -113,7 +113,7 @@ XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf) {
   opspec_csr_matvec_args args;
-  return opspec_run_cuda(cf, &opspec_csr_matvec_desc, &args, &opspec_cuda_gpu, opspec_csr_matvec_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_csr_matvec_desc, &args, &opspec_cuda_gpu, &opspec_csr_matvec_cuda_launch);
 }
 #endif
 
@@ -121,6 +121,6 @@ XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_csr_matvec_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_csr_matvec_args args;
-  return opspec_run_cuda(cf, &opspec_csr_matvec_desc, &args, &opspec_cuda_sim, opspec_csr_matvec_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_csr_matvec_desc, &args, &opspec_cuda_sim, &opspec_csr_matvec_cuda_sim_launch);
 }
 #endif

@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "e5fbd67812fb216e",
+    .fingerprint = "1c42d591afa2caf1",
     .args_size = sizeof(opspec_exp_decay_args),
     .ninputs = 2,
     .inputs = opspec_exp_decay_inputs,
@@ -65,7 +65,7 @@ XLA_FFI_Error *opspec_exp_decay_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_exp_decay_cuda(XLA_FFI_CallFrame *cf) {
   opspec_exp_decay_args args;
-  return opspec_run_cuda(cf, &opspec_exp_decay_desc, &args, &opspec_cuda_gpu, opspec_exp_decay_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_exp_decay_desc, &args, &opspec_cuda_gpu, &opspec_exp_decay_cuda_launch);
 }
 #endif
 
@@ -73,6 +73,6 @@ XLA_FFI_Error *opspec_exp_decay_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_exp_decay_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_exp_decay_args args;
-  return opspec_run_cuda(cf, &opspec_exp_decay_desc, &args, &opspec_cuda_sim, opspec_exp_decay_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_exp_decay_desc, &args, &opspec_cuda_sim, &opspec_exp_decay_cuda_sim_launch);
 }
 #endif

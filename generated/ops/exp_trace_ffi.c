@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "11b545d27e7893e4",
+    .fingerprint = "bd6ab54fa6bd727c",
     .args_size = sizeof(opspec_exp_trace_args),
     .ninputs = 3,
     .inputs = opspec_exp_trace_inputs,
@@ -66,7 +66,7 @@ XLA_FFI_Error *opspec_exp_trace_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_exp_trace_cuda(XLA_FFI_CallFrame *cf) {
   opspec_exp_trace_args args;
-  return opspec_run_cuda(cf, &opspec_exp_trace_desc, &args, &opspec_cuda_gpu, opspec_exp_trace_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_exp_trace_desc, &args, &opspec_cuda_gpu, &opspec_exp_trace_cuda_launch);
 }
 #endif
 
@@ -74,6 +74,6 @@ XLA_FFI_Error *opspec_exp_trace_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_exp_trace_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_exp_trace_args args;
-  return opspec_run_cuda(cf, &opspec_exp_trace_desc, &args, &opspec_cuda_sim, opspec_exp_trace_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_exp_trace_desc, &args, &opspec_cuda_sim, &opspec_exp_trace_cuda_sim_launch);
 }
 #endif

@@ -43,7 +43,7 @@ static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
-    .fingerprint = "cc7dd4597287675e",
+    .fingerprint = "3b44c729b2305660",
     .args_size = sizeof(opspec_hadamard_args),
     .ninputs = 2,
     .inputs = opspec_hadamard_inputs,
@@ -67,7 +67,7 @@ XLA_FFI_Error *opspec_hadamard_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_hadamard_cuda(XLA_FFI_CallFrame *cf) {
   opspec_hadamard_args args;
-  return opspec_run_cuda(cf, &opspec_hadamard_desc, &args, &opspec_cuda_gpu, opspec_hadamard_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_hadamard_desc, &args, &opspec_cuda_gpu, &opspec_hadamard_cuda_launch);
 }
 #endif
 
@@ -75,6 +75,6 @@ XLA_FFI_Error *opspec_hadamard_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_hadamard_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_hadamard_args args;
-  return opspec_run_cuda(cf, &opspec_hadamard_desc, &args, &opspec_cuda_sim, opspec_hadamard_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_hadamard_desc, &args, &opspec_cuda_sim, &opspec_hadamard_cuda_sim_launch);
 }
 #endif

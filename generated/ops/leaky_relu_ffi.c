@@ -32,7 +32,7 @@ static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "8d66df7cd51cfb0c",
+    .fingerprint = "3d1c483851f584a1",
     .args_size = sizeof(opspec_leaky_relu_args),
     .ninputs = 1,
     .inputs = opspec_leaky_relu_inputs,
@@ -55,7 +55,7 @@ XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_leaky_relu_cuda(XLA_FFI_CallFrame *cf) {
   opspec_leaky_relu_args args;
-  return opspec_run_cuda(cf, &opspec_leaky_relu_desc, &args, &opspec_cuda_gpu, opspec_leaky_relu_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_leaky_relu_desc, &args, &opspec_cuda_gpu, &opspec_leaky_relu_cuda_launch);
 }
 #endif
 
@@ -63,6 +63,6 @@ XLA_FFI_Error *opspec_leaky_relu_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_leaky_relu_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_leaky_relu_args args;
-  return opspec_run_cuda(cf, &opspec_leaky_relu_desc, &args, &opspec_cuda_sim, opspec_leaky_relu_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_leaky_relu_desc, &args, &opspec_cuda_sim, &opspec_leaky_relu_cuda_sim_launch);
 }
 #endif

@@ -46,7 +46,7 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "6ee59fade3f9ee16",
+    .fingerprint = "3dc07d5364a96811",
     .args_size = sizeof(opspec_lif_args),
     .ninputs = 6,
     .inputs = opspec_lif_inputs,
@@ -71,7 +71,7 @@ XLA_FFI_Error *opspec_lif_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_lif_cuda(XLA_FFI_CallFrame *cf) {
   opspec_lif_args args;
-  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_gpu, opspec_lif_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_gpu, &opspec_lif_cuda_launch);
 }
 #endif
 
@@ -79,6 +79,6 @@ XLA_FFI_Error *opspec_lif_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_lif_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_lif_args args;
-  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_sim, opspec_lif_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_lif_desc, &args, &opspec_cuda_sim, &opspec_lif_cuda_sim_launch);
 }
 #endif

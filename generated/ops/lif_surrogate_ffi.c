@@ -50,7 +50,7 @@ static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "4d76be14800a0363",
+    .fingerprint = "e8e99b1a59eee60e",
     .args_size = sizeof(opspec_lif_surrogate_args),
     .ninputs = 6,
     .inputs = opspec_lif_surrogate_inputs,
@@ -77,7 +77,7 @@ XLA_FFI_Error *opspec_lif_surrogate_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_lif_surrogate_cuda(XLA_FFI_CallFrame *cf) {
   opspec_lif_surrogate_args args;
-  return opspec_run_cuda(cf, &opspec_lif_surrogate_desc, &args, &opspec_cuda_gpu, opspec_lif_surrogate_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_lif_surrogate_desc, &args, &opspec_cuda_gpu, &opspec_lif_surrogate_cuda_launch);
 }
 #endif
 
@@ -85,6 +85,7 @@ XLA_FFI_Error *opspec_lif_surrogate_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_lif_surrogate_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_lif_surrogate_args args;
-  return opspec_run_cuda(cf, &opspec_lif_surrogate_desc, &args, &opspec_cuda_sim, opspec_lif_surrogate_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_lif_surrogate_desc, &args, &opspec_cuda_sim,
+                         &opspec_lif_surrogate_cuda_sim_launch);
 }
 #endif

@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "e21830da8b4b5db4",
+    .fingerprint = "2ddb638277ca405c",
     .args_size = sizeof(opspec_matvec_args),
     .ninputs = 2,
     .inputs = opspec_matvec_inputs,
@@ -65,7 +65,7 @@ XLA_FFI_Error *opspec_matvec_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_matvec_cuda(XLA_FFI_CallFrame *cf) {
   opspec_matvec_args args;
-  return opspec_run_cuda(cf, &opspec_matvec_desc, &args, &opspec_cuda_gpu, opspec_matvec_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_matvec_desc, &args, &opspec_cuda_gpu, &opspec_matvec_cuda_launch);
 }
 #endif
 
@@ -73,6 +73,6 @@ XLA_FFI_Error *opspec_matvec_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_matvec_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_matvec_args args;
-  return opspec_run_cuda(cf, &opspec_matvec_desc, &args, &opspec_cuda_sim, opspec_matvec_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_matvec_desc, &args, &opspec_cuda_sim, &opspec_matvec_cuda_sim_launch);
 }
 #endif

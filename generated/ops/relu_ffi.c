@@ -28,7 +28,7 @@ static XLA_FFI_Error *opspec_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
-    .fingerprint = "91c2d1c9934c6747",
+    .fingerprint = "3b8eb85c3e4552e9",
     .args_size = sizeof(opspec_relu_args),
     .ninputs = 1,
     .inputs = opspec_relu_inputs,
@@ -49,7 +49,7 @@ XLA_FFI_Error *opspec_relu_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_relu_cuda(XLA_FFI_CallFrame *cf) {
   opspec_relu_args args;
-  return opspec_run_cuda(cf, &opspec_relu_desc, &args, &opspec_cuda_gpu, opspec_relu_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_relu_desc, &args, &opspec_cuda_gpu, &opspec_relu_cuda_launch);
 }
 #endif
 
@@ -57,6 +57,6 @@ XLA_FFI_Error *opspec_relu_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_relu_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_relu_args args;
-  return opspec_run_cuda(cf, &opspec_relu_desc, &args, &opspec_cuda_sim, opspec_relu_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_relu_desc, &args, &opspec_cuda_sim, &opspec_relu_cuda_sim_launch);
 }
 #endif

@@ -40,7 +40,7 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "6414a955a078bd5a",
+    .fingerprint = "5131520cbe4067c4",
     .args_size = sizeof(opspec_scale_args),
     .ninputs = 2,
     .inputs = opspec_scale_inputs,
@@ -64,7 +64,7 @@ XLA_FFI_Error *opspec_scale_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_scale_cuda(XLA_FFI_CallFrame *cf) {
   opspec_scale_args args;
-  return opspec_run_cuda(cf, &opspec_scale_desc, &args, &opspec_cuda_gpu, opspec_scale_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_scale_desc, &args, &opspec_cuda_gpu, &opspec_scale_cuda_launch);
 }
 #endif
 
@@ -72,6 +72,6 @@ XLA_FFI_Error *opspec_scale_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_scale_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_scale_args args;
-  return opspec_run_cuda(cf, &opspec_scale_desc, &args, &opspec_cuda_sim, opspec_scale_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_scale_desc, &args, &opspec_cuda_sim, &opspec_scale_cuda_sim_launch);
 }
 #endif

@@ -28,7 +28,7 @@ static XLA_FFI_Error *opspec_sigmoid_launch_sizes(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_sigmoid_desc = {
     .name = "sigmoid",
-    .fingerprint = "4a9d736b3d4852f5",
+    .fingerprint = "8d76cadcc390c9a1",
     .args_size = sizeof(opspec_sigmoid_args),
     .ninputs = 1,
     .inputs = opspec_sigmoid_inputs,
@@ -49,7 +49,7 @@ XLA_FFI_Error *opspec_sigmoid_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_sigmoid_cuda(XLA_FFI_CallFrame *cf) {
   opspec_sigmoid_args args;
-  return opspec_run_cuda(cf, &opspec_sigmoid_desc, &args, &opspec_cuda_gpu, opspec_sigmoid_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_sigmoid_desc, &args, &opspec_cuda_gpu, &opspec_sigmoid_cuda_launch);
 }
 #endif
 
@@ -57,6 +57,6 @@ XLA_FFI_Error *opspec_sigmoid_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_sigmoid_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_sigmoid_args args;
-  return opspec_run_cuda(cf, &opspec_sigmoid_desc, &args, &opspec_cuda_sim, opspec_sigmoid_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_sigmoid_desc, &args, &opspec_cuda_sim, &opspec_sigmoid_cuda_sim_launch);
 }
 #endif

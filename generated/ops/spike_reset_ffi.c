@@ -43,7 +43,7 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "028f0556b4a7c00a",
+    .fingerprint = "170e42f42568cf63",
     .args_size = sizeof(opspec_spike_reset_args),
     .ninputs = 3,
     .inputs = opspec_spike_reset_inputs,
@@ -67,7 +67,7 @@ XLA_FFI_Error *opspec_spike_reset_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_spike_reset_cuda(XLA_FFI_CallFrame *cf) {
   opspec_spike_reset_args args;
-  return opspec_run_cuda(cf, &opspec_spike_reset_desc, &args, &opspec_cuda_gpu, opspec_spike_reset_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_spike_reset_desc, &args, &opspec_cuda_gpu, &opspec_spike_reset_cuda_launch);
 }
 #endif
 
@@ -75,6 +75,6 @@ XLA_FFI_Error *opspec_spike_reset_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_spike_reset_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_spike_reset_args args;
-  return opspec_run_cuda(cf, &opspec_spike_reset_desc, &args, &opspec_cuda_sim, opspec_spike_reset_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_spike_reset_desc, &args, &opspec_cuda_sim, &opspec_spike_reset_cuda_sim_launch);
 }
 #endif

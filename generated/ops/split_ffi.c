@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_split_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
-    .fingerprint = "2da50d30e2a12f24",
+    .fingerprint = "980a863d9eb05b6b",
     .args_size = sizeof(opspec_split_args),
     .ninputs = 1,
     .inputs = opspec_split_inputs,
@@ -50,7 +50,7 @@ XLA_FFI_Error *opspec_split_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_split_cuda(XLA_FFI_CallFrame *cf) {
   opspec_split_args args;
-  return opspec_run_cuda(cf, &opspec_split_desc, &args, &opspec_cuda_gpu, opspec_split_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_split_desc, &args, &opspec_cuda_gpu, &opspec_split_cuda_launch);
 }
 #endif
 
@@ -58,6 +58,6 @@ XLA_FFI_Error *opspec_split_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_split_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_split_args args;
-  return opspec_run_cuda(cf, &opspec_split_desc, &args, &opspec_cuda_sim, opspec_split_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_split_desc, &args, &opspec_cuda_sim, &opspec_split_cuda_sim_launch);
 }
 #endif

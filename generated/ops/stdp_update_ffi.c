@@ -53,7 +53,7 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "411bc99c3189e1bf",
+    .fingerprint = "8bfac64f37a4c061",
     .args_size = sizeof(opspec_stdp_update_args),
     .ninputs = 5,
     .inputs = opspec_stdp_update_inputs,
@@ -80,7 +80,7 @@ XLA_FFI_Error *opspec_stdp_update_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_stdp_update_cuda(XLA_FFI_CallFrame *cf) {
   opspec_stdp_update_args args;
-  return opspec_run_cuda(cf, &opspec_stdp_update_desc, &args, &opspec_cuda_gpu, opspec_stdp_update_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_stdp_update_desc, &args, &opspec_cuda_gpu, &opspec_stdp_update_cuda_launch);
 }
 #endif
 
@@ -88,6 +88,6 @@ XLA_FFI_Error *opspec_stdp_update_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_stdp_update_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_stdp_update_args args;
-  return opspec_run_cuda(cf, &opspec_stdp_update_desc, &args, &opspec_cuda_sim, opspec_stdp_update_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_stdp_update_desc, &args, &opspec_cuda_sim, &opspec_stdp_update_cuda_sim_launch);
 }
 #endif

@@ -75,7 +75,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="1027cc406d41f3f6",
+    fingerprint="ac4bfb0fe0b15c67",
 )
 
 
@@ -121,7 +121,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="817f9ecb956da583",
+    fingerprint="f2923059815a5bac",
 )
 
 
@@ -158,7 +158,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="e9c4dc5f32f28587",
+    fingerprint="e539d490b132335c",
 )
 
 
@@ -204,7 +204,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="edaa0fde5b3bd37c",
+    fingerprint="5f20a0c3390b4c19",
 )
 
 
@@ -306,7 +306,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="e5fbd67812fb216e",
+    fingerprint="1c42d591afa2caf1",
 )
 
 
@@ -358,7 +358,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="11b545d27e7893e4",
+    fingerprint="bd6ab54fa6bd727c",
 )
 
 
@@ -405,7 +405,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="cc7dd4597287675e",
+    fingerprint="3b44c729b2305660",
 )
 
 
@@ -442,7 +442,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="8d66df7cd51cfb0c",
+    fingerprint="3d1c483851f584a1",
 )
 
 
@@ -481,7 +481,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="6ee59fade3f9ee16",
+    fingerprint="3dc07d5364a96811",
 )
 
 
@@ -572,7 +572,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="4d76be14800a0363",
+    fingerprint="e8e99b1a59eee60e",
 )
 
 
@@ -630,7 +630,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="e21830da8b4b5db4",
+    fingerprint="2ddb638277ca405c",
 )
 
 
@@ -744,7 +744,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="91c2d1c9934c6747",
+    fingerprint="3b8eb85c3e4552e9",
 )
 
 
@@ -825,7 +825,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="6414a955a078bd5a",
+    fingerprint="5131520cbe4067c4",
 )
 
 
@@ -859,7 +859,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="4a9d736b3d4852f5",
+    fingerprint="8d76cadcc390c9a1",
 )
 
 
@@ -890,7 +890,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="028f0556b4a7c00a",
+    fingerprint="170e42f42568cf63",
 )
 
 
@@ -932,7 +932,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="2da50d30e2a12f24",
+    fingerprint="980a863d9eb05b6b",
 )
 
 
@@ -967,7 +967,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="411bc99c3189e1bf",
+    fingerprint="8bfac64f37a4c061",
 )
 
 

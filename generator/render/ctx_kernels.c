@@ -407,73 +407,43 @@ static void og_launch_uses(const og_op *op, og_idents *used) {
   }
 }
 
-/* One type variant's case of the launcher's switch: {index, label, launches}, each
- * launch {call, last}, `call` og_wrap's lines (a kernel in order; all but the last
- * return only on an error). */
-static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig, bool batched) {
+/* Each type variant's kernels in launch order, as the entries of the op's table
+ * (opspec_cuda_launch.kernels): "opspec_cuda_start<opspec_<op>_<kernel><T...>>". */
+static og_value *og_cuda_starts(const og_op *op, const og_op_plan *plan) {
+  og_value *starts = og_value_list();
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
-  og_buf targs = {0}, label = {0};
-  og_variant_picks(op, v, pick);
-  for (size_t t = 0; t < op->ntypes; ++t) {
-    const char *dtype = op->types[t].choices[pick[t]];
-    og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
-    og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+  for (size_t v = 0; v < plan->nvariants; ++v) {
+    og_buf targs = {0};
+    og_variant_picks(op, v, pick);
+    for (size_t t = 0; t < op->ntypes; ++t)
+      og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(op->types[t].choices[pick[t]]));
+    if (op->ntypes) og_buf_putc(&targs, '>');
+    for (size_t k = 0; k < (op->ncuda ? op->ncuda : 1); ++k) {
+      og_buf start = {0};
+      og_buf_printf(&start, "opspec_cuda_start<opspec_%s_%s%s>", op->name, op->ncuda ? op->cuda[k].name : "kernel",
+                    og_buf_str(&targs));
+      og_list_push(starts, og_value_str_take(og_buf_take(&start)));
+    }
+    og_buf_free(&targs);
   }
-  if (op->ntypes) {
-    og_buf_putc(&targs, '>');
-    og_buf_puts(&label, " */");
-  }
-  og_value *variant = og_value_map(), *launches = og_value_list();
-  og_map_set_int(variant, "index", (int64_t)v);
-  og_map_set(variant, "label", og_value_str_take(og_buf_take(&label)));
-  for (size_t k = 0; k < nconfig; ++k) {
-    og_buf fn = {0};
-    og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
-    og_buf config = {0};
-    og_buf_printf(&config, "opspec_config[%zu]", k);
-    bool last = k + 1 == nconfig;
-    const char *const items[] = {og_buf_str(&fn),        og_buf_str(&config), "opspec_stream",
-                                 "opspec_failed_kernel", "*opspec_args",      "opspec_batch"};
-    og_value *launch = og_value_map();
-    og_map_set(launch, "call",
-               og_wrap(last ? "      return opspec_launch_kernel(" : "      if ((opspec_code = opspec_launch_kernel(",
-                       items, batched ? 6 : 5, last ? ");" : ")))", false));
-    og_map_set_bool(launch, "last", last);
-    og_buf_free(&fn);
-    og_buf_free(&config);
-    og_list_push(launches, launch);
-  }
-  og_map_set(variant, "launches", launches);
-  og_buf_free(&targs);
-  return variant;
+  return starts;
 }
 
-/* The launcher (opspec_<op>_cuda_launch) as a record: its head (og_wrap's lines), locals, configurations, outputs, and the variants' launches. It checks
- * every kernel's configuration, then runs the variant's kernels in order on XLA's
- * stream. */
+/* The op's launch (opspec_<op>_cuda_launch, read by opspec_cuda_launch_run in
+ * runtime/src/launch.c) as a record: `configure` where the spec's launch expressions
+ * set the grids and blocks (raw kernels, or the portable kernel's `threads`), with its
+ * locals and configurations; `starts`, the kernels' table; `object`, og_wrap's lines of
+ * the launch's initializer. */
 static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_value *launcher = og_value_map();
   og_idents used = {0};
   og_launch_uses(op, &used);
   og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false, 2));
   og_idents_free(&used);
-
-  og_buf name = {0};
-  og_buf_printf(&name, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
-  bool batched = plan->cuda_batch_grid;
-  /* Without a batched grid the handler calls once per element, with no batch: C++ lets
-   * the parameter go unnamed. */
-  const char *const params[] = {"const void *opspec_argp",
-                                batched ? "const opspec_batch *opspec_call_batch" : "const opspec_batch *",
-                                "int32_t opspec_variant",
-                                "void *opspec_stream_handle",
-                                "const size_t *opspec_output_bytes",
-                                "const char **opspec_failed_kernel"};
-  og_map_set(launcher, "head", og_wrap(og_buf_str(&name), params, 6, ") {", false));
-  og_buf_free(&name);
-
-  size_t nconfig = op->ncuda ? op->ncuda : 1;
-  og_map_set_int(launcher, "nconfig", (int64_t)nconfig);
+  /* Without one, the launcher runs the portable kernel with its default threads over the
+   * extents the handler computed (the same expressions, checked). */
+  bool configure = op->ncuda || op->threads.n;
+  og_map_set_bool(launcher, "configure", configure);
   og_value *configs = og_value_list();
   for (size_t k = 0; k < op->ncuda; ++k) {
     const og_cuda_kernel *kern = &op->cuda[k];
@@ -482,34 +452,22 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   }
   if (!op->ncuda) og_list_push(configs, og_cuda_config(0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL));
   og_map_set(launcher, "configs", configs);
+  og_map_set(launcher, "starts", og_cuda_starts(op, plan));
 
-  /* A natively batched call's elements run along z: on the grid for 1 or 2 launch dims,
-   * in each thread's loop for 3. */
-  og_map_set_bool(launcher, "batch_on_grid", op->launch.n < 3);
-  og_map_set_int(launcher, "narrays", (int64_t)(op->ninputs + op->noutputs));
-  og_map_set_int(launcher, "ninputs", (int64_t)op->ninputs);
-  og_value *outputs = og_value_list();
-  for (size_t i = 0; i < op->noutputs; ++i) {
-    og_value *out = og_value_map();
-    og_map_set_int(out, "index", (int64_t)i);
-    og_map_set_str(out, "name", op->outputs[i].name);
-    /* "if ((opspec_code = opspec_cuda_zero(...))) return opspec_code;" on one line where
-     * it fits, else the return on a line of its own. */
-    og_buf data = {0}, bytes = {0};
-    og_buf_printf(&data, "opspec_args->%s.data", op->outputs[i].name);
-    og_buf_printf(&bytes, "opspec_output_bytes[%zu]", i);
-    const char *const items[] = {og_buf_str(&data), og_buf_str(&bytes), "opspec_stream"};
-    static const char lead[] = "    if ((opspec_code = opspec_cuda_zero(", ret[] = " return opspec_code;";
-    og_map_set_bool(out, "inline", og_wrap_width(lead, items, 3, ")))") + strlen(ret) <= OG_C_COLUMNS);
-    og_map_set(out, "zero", og_wrap(lead, items, 3, ")))", false));
-    og_buf_free(&data);
-    og_buf_free(&bytes);
-    og_list_push(outputs, out);
-  }
-  og_map_set(launcher, "outputs", outputs);
-  og_value *variants = og_value_list();
-  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig, batched));
-  og_map_set(launcher, "variants", variants);
+  og_buf lead = {0}, fn = {0}, counts = {0}, table = {0};
+  og_buf_printf(&lead, "extern \"C\" const opspec_cuda_launch opspec_%s_cuda_launch = {", op->name);
+  if (configure)
+    og_buf_printf(&fn, "opspec_%s_configure", op->name);
+  else
+    og_buf_puts(&fn, "NULL");
+  og_buf_printf(&counts, "%zu, %zu", plan->nvariants, op->ncuda ? op->ncuda : (size_t)1);
+  og_buf_printf(&table, "opspec_%s_kernels", op->name);
+  const char *const items[] = {og_buf_str(&fn), og_buf_str(&counts), og_buf_str(&table)};
+  og_map_set(launcher, "object", og_wrap(og_buf_str(&lead), items, 3, "};", false));
+  og_buf_free(&lead);
+  og_buf_free(&fn);
+  og_buf_free(&counts);
+  og_buf_free(&table);
   return launcher;
 }
 
@@ -568,6 +526,19 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_buf_free(&comment);
   og_map_set(v, "cuda_kernels", kernels);
   if (has) og_map_set(v, "launcher", og_cuda_launcher(op, plan));
+  /* The CUDA handlers' calls of opspec_run_cuda (_ffi.c), on a GPU and on the simulator. */
+  static const char *const backends[][2] = {{"gpu_call", ""}, {"sim_call", "_sim"}};
+  for (size_t b = 0; b < 2; ++b) {
+    og_buf desc = {0}, backend = {0}, launch = {0};
+    og_buf_printf(&desc, "&opspec_%s_desc", op->name);
+    og_buf_printf(&backend, "&opspec_cuda_%s", b ? "sim" : "gpu");
+    og_buf_printf(&launch, "&opspec_%s_cuda%s_launch", op->name, backends[b][1]);
+    const char *const items[] = {"cf", og_buf_str(&desc), "&args", og_buf_str(&backend), og_buf_str(&launch)};
+    og_map_set(v, backends[b][0], og_wrap("  return opspec_run_cuda(", items, 5, ");", false));
+    og_buf_free(&desc);
+    og_buf_free(&backend);
+    og_buf_free(&launch);
+  }
 }
 
 void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {

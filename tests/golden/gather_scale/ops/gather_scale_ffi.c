@@ -65,7 +65,7 @@ static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
-    .fingerprint = "0a39d3066edd17e1",
+    .fingerprint = "b0729394f0912513",
     .args_size = sizeof(opspec_gather_scale_args),
     .ninputs = 2,
     .inputs = opspec_gather_scale_inputs,
@@ -92,7 +92,7 @@ XLA_FFI_Error *opspec_gather_scale_cpu(XLA_FFI_CallFrame *cf) {
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_gather_scale_cuda(XLA_FFI_CallFrame *cf) {
   opspec_gather_scale_args args;
-  return opspec_run_cuda(cf, &opspec_gather_scale_desc, &args, &opspec_cuda_gpu, opspec_gather_scale_cuda_launch);
+  return opspec_run_cuda(cf, &opspec_gather_scale_desc, &args, &opspec_cuda_gpu, &opspec_gather_scale_cuda_launch);
 }
 #endif
 
@@ -100,6 +100,6 @@ XLA_FFI_Error *opspec_gather_scale_cuda(XLA_FFI_CallFrame *cf) {
 /* The same kernels and launcher on the CUDA simulator (docs/cuda-simulator.md). */
 XLA_FFI_Error *opspec_gather_scale_cuda_sim(XLA_FFI_CallFrame *cf) {
   opspec_gather_scale_args args;
-  return opspec_run_cuda(cf, &opspec_gather_scale_desc, &args, &opspec_cuda_sim, opspec_gather_scale_cuda_sim_launch);
+  return opspec_run_cuda(cf, &opspec_gather_scale_desc, &args, &opspec_cuda_sim, &opspec_gather_scale_cuda_sim_launch);
 }
 #endif

@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="0a39d3066edd17e1",
+    fingerprint="b0729394f0912513",
 )
 
 
