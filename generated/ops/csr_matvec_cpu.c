@@ -14,8 +14,7 @@
  * at once. */
 #define opspec_reject() __atomic_store_n(opspec_args->opspec_rejected, 1, __ATOMIC_RELAXED)
 
-/* csr_matvec on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* csr_matvec on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_csr_matvec_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/csr_matvec_cpu.c"

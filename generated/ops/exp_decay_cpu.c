@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/exp_decay.h"
 
-/* exp_decay on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* exp_decay on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_exp_decay_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/exp_decay_cpu.c"
@@ -33,7 +32,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   /* The prologue: once per range the handler runs, before its loop. */
 #line 17 "specs/exp_decay.yaml"
   const T factor = exp(-decay[0]);
-#line 37 "generated/ops/exp_decay_cpu.c"
+#line 36 "generated/ops/exp_decay_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_decay_body.inc"

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/exp_trace.h"
 
-/* exp_trace on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* exp_trace on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_exp_trace_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/exp_trace_cpu.c"
@@ -34,7 +33,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   /* The prologue: once per range the handler runs, before its loop. */
 #line 21 "specs/exp_trace.yaml"
   const T decay = exp(-tau_inv[0]);
-#line 38 "generated/ops/exp_trace_cpu.c"
+#line 37 "generated/ops/exp_trace_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/exp_trace_body.inc"

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/hadamard.h"
 
-/* hadamard on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* hadamard on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_hadamard_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/hadamard_cpu.c"

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/leaky_relu.h"
 
-/* leaky_relu on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* leaky_relu on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_leaky_relu_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/leaky_relu_cpu.c"
@@ -33,7 +32,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/leaky_relu.yaml"
   const T slope = (T)alpha;  /* once, so that the loop multiplies in T */
-#line 37 "generated/ops/leaky_relu_cpu.c"
+#line 36 "generated/ops/leaky_relu_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/leaky_relu_body.inc"

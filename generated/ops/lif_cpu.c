@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/lif.h"
 
-/* lif on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* lif on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_lif_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/lif_cpu.c"
@@ -41,7 +40,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 45 "generated/ops/lif_cpu.c"
+#line 44 "generated/ops/lif_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/lif_body.inc"

@@ -14,8 +14,7 @@
  * NaN or infinity (docs/spec.md, "fastmath"). */
 OPSPEC_FASTMATH
 
-/* matvec on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* matvec on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_matvec_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/matvec_cpu.c"

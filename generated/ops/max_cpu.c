@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/max.h"
 
-/* max on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* max on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_max_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/max_cpu.c"

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/running_stats.h"
 
-/* running_stats on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* running_stats on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_running_stats_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/running_stats_cpu.c"

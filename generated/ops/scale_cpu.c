@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/scale.h"
 
-/* scale on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* scale on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_scale_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/scale_cpu.c"
@@ -42,7 +41,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   /* The prologue: once per range the handler runs, before its loop. */
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
-#line 46 "generated/ops/scale_cpu.c"
+#line 45 "generated/ops/scale_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"

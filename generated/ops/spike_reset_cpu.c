@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/spike_reset.h"
 
-/* spike_reset on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* spike_reset on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_spike_reset_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/spike_reset_cpu.c"
@@ -36,7 +35,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 #line 19 "specs/spike_reset.yaml"
   const T threshold = V_th[0];
   const T rest = V_rest[0];
-#line 40 "generated/ops/spike_reset_cpu.c"
+#line 39 "generated/ops/spike_reset_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/spike_reset_body.inc"

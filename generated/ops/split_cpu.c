@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/split.h"
 
-/* split on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* split on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_split_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/split_cpu.c"

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/stdp_update.h"
 
-/* stdp_update on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* stdp_update on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_stdp_update_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/stdp_update_cpu.c"
@@ -44,7 +43,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
   const T hi = (T)w_max;
-#line 48 "generated/ops/stdp_update_cpu.c"
+#line 47 "generated/ops/stdp_update_cpu.c"
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
 #pragma omp simd
     for (int64_t j = 0; j < n_post; ++j) {

@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/sum.h"
 
-/* sum on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* sum on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_sum_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/sum_cpu.c"

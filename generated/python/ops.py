@@ -75,7 +75,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="ac4bfb0fe0b15c67",
+    fingerprint="3b956e289b229dad",
 )
 
 
@@ -121,7 +121,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="f2923059815a5bac",
+    fingerprint="24a12d99173f2cb0",
 )
 
 
@@ -158,7 +158,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="e539d490b132335c",
+    fingerprint="514d4117b59846ed",
 )
 
 
@@ -204,7 +204,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="5f20a0c3390b4c19",
+    fingerprint="11d474b13c1aaa97",
 )
 
 
@@ -253,7 +253,7 @@ _op_csr_rmatvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="faa7ddc21fe7ad57",
+    fingerprint="48b8883943e8f467",
 )
 
 
@@ -306,7 +306,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="1c42d591afa2caf1",
+    fingerprint="66b0bd892a454e68",
 )
 
 
@@ -358,7 +358,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="bd6ab54fa6bd727c",
+    fingerprint="ae50b937e99ef845",
 )
 
 
@@ -405,7 +405,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="3b44c729b2305660",
+    fingerprint="29540d35f20df4c6",
 )
 
 
@@ -442,7 +442,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="3d1c483851f584a1",
+    fingerprint="a456a665f1f21f95",
 )
 
 
@@ -481,7 +481,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="3dc07d5364a96811",
+    fingerprint="3d70a08216de78fe",
 )
 
 
@@ -572,7 +572,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="e8e99b1a59eee60e",
+    fingerprint="d97329c9d0c34c8b",
 )
 
 
@@ -630,7 +630,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="2ddb638277ca405c",
+    fingerprint="f4dee1074c9335a4",
 )
 
 
@@ -664,7 +664,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="66db1a8137056b6e",
+    fingerprint="596e55274018fd7f",
 )
 
 
@@ -707,7 +707,7 @@ _op_parallel_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="082da21f24e05107",
+    fingerprint="424fee6b56ad1f8a",
 )
 
 
@@ -744,7 +744,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="3b8eb85c3e4552e9",
+    fingerprint="d97f66fe53e9eb0d",
 )
 
 
@@ -780,7 +780,7 @@ _op_running_stats = _Op(
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
-    fingerprint="9f35d863c5114ab9",
+    fingerprint="9218d78f6021ed0e",
 )
 
 
@@ -825,7 +825,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="5131520cbe4067c4",
+    fingerprint="944546a3afd6c9cb",
 )
 
 
@@ -859,7 +859,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="8d76cadcc390c9a1",
+    fingerprint="2b927084587346e7",
 )
 
 
@@ -890,7 +890,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="170e42f42568cf63",
+    fingerprint="77bb1a4bf75207fa",
 )
 
 
@@ -932,7 +932,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="980a863d9eb05b6b",
+    fingerprint="d9dff6738ea1be74",
 )
 
 
@@ -967,7 +967,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="8bfac64f37a4c061",
+    fingerprint="5729e4cad42998bb",
 )
 
 
@@ -1022,7 +1022,7 @@ _op_sum = _Op(
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="aa224fe804795ecb",
+    fingerprint="477a4302bd84b2bf",
 )
 
 

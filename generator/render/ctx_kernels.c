@@ -526,19 +526,6 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_buf_free(&comment);
   og_map_set(v, "cuda_kernels", kernels);
   if (has) og_map_set(v, "launcher", og_cuda_launcher(op, plan));
-  /* The CUDA handlers' calls of opspec_run_cuda (_ffi.c), on a GPU and on the simulator. */
-  static const char *const backends[][2] = {{"gpu_call", ""}, {"sim_call", "_sim"}};
-  for (size_t b = 0; b < 2; ++b) {
-    og_buf desc = {0}, backend = {0}, launch = {0};
-    og_buf_printf(&desc, "&opspec_%s_desc", op->name);
-    og_buf_printf(&backend, "&opspec_cuda_%s", b ? "sim" : "gpu");
-    og_buf_printf(&launch, "&opspec_%s_cuda%s_launch", op->name, backends[b][1]);
-    const char *const items[] = {"cf", og_buf_str(&desc), "&args", og_buf_str(&backend), og_buf_str(&launch)};
-    og_map_set(v, backends[b][0], og_wrap("  return opspec_run_cuda(", items, 5, ");", false));
-    og_buf_free(&desc);
-    og_buf_free(&backend);
-    og_buf_free(&launch);
-  }
 }
 
 void og_ctx_kernels(const og_op *op, const og_op_plan *plan, og_value *v) {

@@ -483,4 +483,6 @@ static inline size_t opspec_elem_size(const opspec_array_desc *desc, const opspe
 }
 #endif
 
+#include "opspec/handlers.h" /* the tables and handlers of generated <op>_ffi.c files */
+
 #endif /* OPSPEC_FFI_H */

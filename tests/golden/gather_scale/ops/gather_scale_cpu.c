@@ -9,8 +9,7 @@
 #include "opspec/math.h"
 #include "ops/gather_scale.h"
 
-/* gather_scale on CPU: the kernel at the end of this file, compiled once per type variant:
- * the file includes itself with the variant's function name and types defined. */
+/* gather_scale on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_gather_scale_cpu_float32
 #define OPSPEC_CPU_T       float
 #include "ops/gather_scale_cpu.c"
