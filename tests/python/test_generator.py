@@ -61,14 +61,16 @@ def test_portable_kernels_run_a_range_without_openmp():
         text = path.read_text()
         # `omp simd` only marks the innermost loop's iterations independent: no threads.
         assert "#pragma omp" not in text.replace("#pragma omp simd\n", ""), path
-        # A head may be wrapped at 120 columns (.clang-format): its parameters, spaces aside.
-        heads = re.findall(r"^OPSPEC_CPU_CLONES static void opspec_\w+\(([^)]*)\) \{", text, re.M)
-        assert heads and all(
-            " ".join(h.split()) == "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end" for h in heads
-        )
-        assert text.count("  for (int64_t i = opspec_begin; i < opspec_end; ++i)") == len(heads), path
-        body = f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"'
-        assert text.count(body) == len(heads), path  # once per variant
+        # The kernel is written once and compiled once per variant: the file includes
+        # itself with each variant's name (its head may be wrapped at 120 columns).
+        heads = re.findall(r"^OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT\(([^)]*)\) \{", text, re.M)
+        assert [" ".join(h.split()) for h in heads] == [
+            "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end"
+        ], path
+        variants = re.findall(r"^#define OPSPEC_CPU_VARIANT +(opspec_\w+)$", text, re.M)
+        assert variants and text.count(f'#include "ops/{path.name}"') == len(variants), path
+        assert text.count("  for (int64_t i = opspec_begin; i < opspec_end; ++i)") == 1, path
+        assert text.count(f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"') == 1, path
 
 
 def test_write_if_changed_and_deterministic(tmp_path):
