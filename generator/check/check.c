@@ -2,8 +2,9 @@
  *
  * Names (unique, not reserved), type variables (each bound by an input), shape symbols
  * (collected from input shapes; every expression refers only to what is defined),
- * aliases (same dtype and shape), vmap methods, which bodies an op has, and which
- * symbols `reduce:` and `independent:` may name.
+ * aliases (same dtype and shape), which bodies an op has (and that a portable one stays
+ * in its loop), which symbols `reduce:` and `independent:` may name, and the names
+ * `require:` reads. vmap methods are validated where they are loaded (load/transforms.c).
  */
 #include <stdlib.h>
 #include <string.h>
