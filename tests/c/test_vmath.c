@@ -2,7 +2,7 @@
  * the loops and the two CPU forms the generated kernels have, against XLA:CPU's budgets
  * (docs/performance.md, "Math functions").
  *
- *   test_vmath [STRIDE]
+ *   test_vmath [STRIDE [FUNCTION...]]
  *
  * Every STRIDE-th float32 bit pattern (STRIDE 1: all 2^32; ctest runs 127, a prime, so
  * that every sign, exponent and low mantissa bit occurs) goes through a vectorised loop
@@ -108,11 +108,16 @@ static int64_t ordinal(float x) {
   return u >> 31 ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
 }
 
-/* The spacing of floats at |r| (the subnormal spacing below the normal range). */
+/* The spacing of floats at |r| (the subnormal spacing below the normal range), from the
+ * bits of the double (frexp and ldexp are calls, in the sweep's innermost loop). */
 static double ulp_at(double r) {
-  int e;
-  (void)frexp(fabs(r) < 0x1p-126 ? 0x1p-126 : fabs(r), &e);
-  return ldexp(1.0, e - 24);
+  const double a = fabs(r) < 0x1p-126 ? 0x1p-126 : fabs(r);
+  uint64_t u;
+  memcpy(&u, &a, sizeof u);
+  u = (u & 0x7ff0000000000000u) - ((uint64_t)23 << 52);
+  double ulp;
+  memcpy(&ulp, &u, sizeof ulp);
+  return ulp;
 }
 
 static void score(struct worst *w, float x, float y, double r) {
@@ -150,7 +155,7 @@ static int fill(float *x, uint64_t first, int n, uint64_t stride) {
   return m;
 }
 
-static void sweep(uint64_t stride, int forms, struct worst out[NFN][NFORM]) {
+static void sweep(uint64_t stride, int forms, const int *selected, struct worst out[NFN][NFORM]) {
   const uint64_t count = UINT32_MAX / stride + 1, chunks = (count + CHUNK - 1) / CHUNK;
   memset(out, 0, sizeof(struct worst) * NFN * NFORM);
 #pragma omp parallel
@@ -163,6 +168,7 @@ static void sweep(uint64_t stride, int forms, struct worst out[NFN][NFORM]) {
     for (uint64_t c = 0; c < chunks; ++c) {
       const int n = fill(x, c * CHUNK, CHUNK, stride);
       for (int f = 0; f < NFN; ++f) {
+        if (!selected[f]) continue;
         for (int k = 0; k < n; ++k) r[k] = fns[f].ref(x[k]);
         for (int form = 0; form < forms; ++form) {
           (form ? fns[f].v3 : fns[f].base)(x, y, n);
@@ -201,21 +207,26 @@ static int64_t check_classes(const struct fn *fn, int form) {
 
 int main(int argc, char **argv) {
   const uint64_t stride = argc > 1 ? strtoull(argv[1], NULL, 10) : 127;
+  int selected[NFN];
+  for (int f = 0; f < NFN; ++f) {
+    selected[f] = argc <= 2;
+    for (int a = 2; a < argc; ++a) selected[f] |= strcmp(argv[a], fns[f].name) == 0;
+  }
   if (stride == 0) {
-    fprintf(stderr, "usage: test_vmath [STRIDE >= 1]\n");
+    fprintf(stderr, "usage: test_vmath [STRIDE >= 1 [FUNCTION...]]\n");
     return 2;
   }
   __builtin_cpu_init();
   const int forms = __builtin_cpu_supports("x86-64-v3") ? 2 : 1;
   static struct worst w[NFN][NFORM];
-  sweep(stride, forms, w);
+  sweep(stride, forms, selected, w);
   printf("float32 inputs: every %" PRIu64 "-th bit pattern (%" PRIu64 " finite and non-finite), forms: %s\n", stride,
          UINT32_MAX / stride + 1, forms == 2 ? "x86-64 (SSE2), x86-64-v3 (AVX2)" : "x86-64 (SSE2) only");
   printf("%-8s %-10s %8s %10s %-16s %-16s %8s %6s %6s\n", "function", "form", "max ulp", "max err", "at (ulp)",
          "at (err)", "flushed", "budget", "result");
   int failed = 0;
   for (int f = 0; f < NFN; ++f) {
-    for (int form = 0; form < forms; ++form) {
+    for (int form = 0; form < forms && selected[f]; ++form) {
       struct worst *s = &w[f][form];
       s->class_errors += check_classes(&fns[f], form);
       const int bad = s->ulps > fns[f].budget || s->class_errors > 0;
