@@ -11,9 +11,9 @@
  * (within a double ulp, so exact to about 1e-9 float ulp): the error in ulps of the
  * correctly rounded float result, as XLA's accuracy test counts it (the distance between
  * the two floats in representable steps), and the error of the unrounded value in float
- * ulps. A result of 0 where the reference is below FLT_MIN counts as flushed, not as an
- * error: XLA's CPU code runs with subnormals flushed to zero (sigmoid's 1/(1+exp(-x))
- * is 0 below x = -88.7, where exp(-x) overflows). Non-finite inputs are skipped by the sweep and checked as classes apart: NaN,
+ * ulps. A result of 0 where the reference rounds to a nonzero subnormal counts as
+ * flushed, not as an error: XLA's CPU code runs with subnormals flushed to zero
+ * (sigmoid's 1/(1+exp(-x)) is 0 below x = -88.7, where exp(-x) overflows). Non-finite inputs are skipped by the sweep and checked as classes apart: NaN,
  * +-inf, +-0 and the domain edges must give the reference's NaN, infinity or signed zero.
  * A function over its budget, or a class error, fails the test.
  */
@@ -87,7 +87,7 @@ struct worst {
   double err;       /* |result - reference| in ulps of the reference */
   float at, at_err; /* the inputs where each was largest */
   int64_t class_errors;
-  int64_t flushed; /* results 0 where the reference is below FLT_MIN, as XLA flushes them */
+  int64_t flushed; /* results 0 where the reference rounds to a subnormal, as in XLA */
 };
 
 static uint32_t bits_of(float x) {
@@ -125,7 +125,7 @@ static void score(struct worst *w, float x, float y, double r) {
     w->class_errors += isnan(r) != isnan(y);
     return;
   }
-  if (y == 0.0f && r != 0.0 && fabs(r) < FLT_MIN) {
+  if (y == 0.0f && (float)r != 0.0f && fabs(r) < FLT_MIN) {
     ++w->flushed;
     return;
   }
