@@ -14,6 +14,8 @@ typedef struct opspec_embedding_scatter_add_args {
   opspec_array indices;    /* input int32[bags, bag_size] */
   opspec_array grad;       /* input T[bags, dim] */
   opspec_array table_grad; /* output T[vocab, dim] */
+  opspec_array starts;     /* scratch int64[vocab + 1] */
+  opspec_array order;      /* scratch int64[bags * bag_size] */
   int64_t bags;            /* shape symbol */
   int64_t bag_size;        /* shape symbol */
   int64_t dim;             /* shape symbol */

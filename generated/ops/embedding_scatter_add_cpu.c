@@ -21,6 +21,8 @@ OPSPEC_CPU_CLONES static void opspec_embedding_scatter_add_cpu_float32(const voi
   const T *OPSPEC_RESTRICT grad = (const T *)opspec_args->grad.data;
   T *OPSPEC_RESTRICT table_grad = (T *)opspec_args->table_grad.data;
   const int64_t table_grad_size = opspec_args->table_grad.size;
+  int64_t *OPSPEC_RESTRICT starts = (int64_t *)opspec_args->starts.data;
+  int64_t *OPSPEC_RESTRICT order = (int64_t *)opspec_args->order.data;
   const int64_t bags = opspec_args->bags;
   const int64_t bag_size = opspec_args->bag_size;
   const int64_t dim = opspec_args->dim;
@@ -36,6 +38,8 @@ OPSPEC_CPU_CLONES static void opspec_embedding_scatter_add_cpu_float64(const voi
   const T *OPSPEC_RESTRICT grad = (const T *)opspec_args->grad.data;
   T *OPSPEC_RESTRICT table_grad = (T *)opspec_args->table_grad.data;
   const int64_t table_grad_size = opspec_args->table_grad.size;
+  int64_t *OPSPEC_RESTRICT starts = (int64_t *)opspec_args->starts.data;
+  int64_t *OPSPEC_RESTRICT order = (int64_t *)opspec_args->order.data;
   const int64_t bags = opspec_args->bags;
   const int64_t bag_size = opspec_args->bag_size;
   const int64_t dim = opspec_args->dim;
@@ -51,6 +55,8 @@ OPSPEC_CPU_CLONES static void opspec_embedding_scatter_add_cpu_float16(const voi
   const T *OPSPEC_RESTRICT grad = (const T *)opspec_args->grad.data;
   T *OPSPEC_RESTRICT table_grad = (T *)opspec_args->table_grad.data;
   const int64_t table_grad_size = opspec_args->table_grad.size;
+  int64_t *OPSPEC_RESTRICT starts = (int64_t *)opspec_args->starts.data;
+  int64_t *OPSPEC_RESTRICT order = (int64_t *)opspec_args->order.data;
   const int64_t bags = opspec_args->bags;
   const int64_t bag_size = opspec_args->bag_size;
   const int64_t dim = opspec_args->dim;
@@ -66,6 +72,8 @@ OPSPEC_CPU_CLONES static void opspec_embedding_scatter_add_cpu_bfloat16(const vo
   const T *OPSPEC_RESTRICT grad = (const T *)opspec_args->grad.data;
   T *OPSPEC_RESTRICT table_grad = (T *)opspec_args->table_grad.data;
   const int64_t table_grad_size = opspec_args->table_grad.size;
+  int64_t *OPSPEC_RESTRICT starts = (int64_t *)opspec_args->starts.data;
+  int64_t *OPSPEC_RESTRICT order = (int64_t *)opspec_args->order.data;
   const int64_t bags = opspec_args->bags;
   const int64_t bag_size = opspec_args->bag_size;
   const int64_t dim = opspec_args->dim;

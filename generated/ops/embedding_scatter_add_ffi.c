@@ -15,6 +15,10 @@ static const opspec_array_desc opspec_embedding_scatter_add_inputs[] = {
 static const opspec_array_desc opspec_embedding_scatter_add_outputs[] = {
     {"table_grad", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_EXPR(1)}, OPSPEC_AT(table_grad)},
 };
+static const opspec_array_desc opspec_embedding_scatter_add_scratch[] = {
+    {"starts", OPSPEC_DT_int64, 1, NULL, OPSPEC_AT(starts)},
+    {"order", OPSPEC_DT_int64, 1, NULL, OPSPEC_AT(order)},
+};
 static const opspec_typevar_desc opspec_embedding_scatter_add_types[] = {
     {"T", 4, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16, OPSPEC_DT_bfloat16}},
 };
@@ -33,7 +37,11 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_shapes(XLA_FFI_CallFrame *cf,
   opspec_embedding_scatter_add_args *args = argp;
   extents[0] = args->vocab;
   extents[1] = args->dim;
+  args->starts.shape[0] = opspec_safe_add(args->vocab, 1);
+  args->order.shape[0] = opspec_safe_mul(args->bags, args->bag_size);
   const opspec_size_check sizes[] = {
+      {"scratch 'starts' dim 0", "vocab + 1", args->starts.shape[0], 0},
+      {"scratch 'order' dim 0", "bags * bag_size", args->order.shape[0], 0},
       {"check 'max' of input 'indices'", "vocab - 1", opspec_safe_sub(args->vocab, 1), -INT64_MAX},
   };
   return opspec_check_sizes(cf, "embedding_scatter_add", sizes, OPSPEC_COUNT(sizes));
@@ -59,12 +67,14 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "dd6dc9e17c0244d5",
+    .fingerprint = "de0a25680e34f795",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     .ninputs = 2,
     .inputs = opspec_embedding_scatter_add_inputs,
     .noutputs = 1,
     .outputs = opspec_embedding_scatter_add_outputs,
+    .nscratch = 2,
+    .scratch = opspec_embedding_scatter_add_scratch,
     .ntypes = 1,
     .types = opspec_embedding_scatter_add_types,
     .nsymbols = 3,

@@ -131,7 +131,7 @@ def embedding_scatter_add(
     """The transpose of embedding_bag: table_grad[v, :] is the sum of grad[b, :] over every
     (b, p) with indices[b, p] == v (rows no index names are 0), as
     jnp.zeros((vocab, dim)).at[indices].add(grad[:, None, :]). An index outside
-    0 .. vocab - 1 is an error naming its position. CPU only (a serial scatter).
+    0 .. vocab - 1 is an error naming its position. Each row sums in double. CPU only.
 
     Attributes (static; compiled into the call):
         vocab (int64): rows of the table (of table_grad)

@@ -188,6 +188,9 @@ def test_bad_labels_and_indices_are_errors_naming_the_position():
     table = jnp.ones((4, 8), jnp.float32)
     with pytest.raises(Exception, match=r"input 'indices'\[\d+\] = -1 is out of range"):
         jax.block_until_ready(ops.embedding_bag(table, jnp.array([[0, 1], [2, -1]], jnp.int32)))
+    with pytest.raises(Exception, match=r"input 'indices'\[\d+\] = 4 is out of range"):
+        grad = jnp.ones((2, 8), jnp.float32)
+        jax.block_until_ready(ops.embedding_scatter_add(jnp.array([[0, 4], [2, 1]], jnp.int32), grad, vocab=4))
 
 
 def test_rope_requires_an_even_head_dim():
