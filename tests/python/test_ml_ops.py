@@ -198,3 +198,15 @@ def test_rope_requires_an_even_head_dim():
     c = jnp.zeros((2, 3), jnp.float32)
     with pytest.raises(TypeError, match=r"require 'dim == 2 \* half'"):
         ops.rope(x, c, c)
+
+
+def test_bad_indices_with_checks_off_are_rejected_by_the_bodies(checks_off):
+    """With checks off no scan runs before the body: the bodies check each label and
+    index they read (in_kernel) and fail the call instead of reading or writing there."""
+    rejected = "the kernel rejected a value of an input checked in_kernel"
+    with pytest.raises(Exception, match=rejected):
+        jax.block_until_ready(ops.softmax_cross_entropy(jnp.zeros((2, 5)), jnp.array([7, 0], jnp.int32)))
+    with pytest.raises(Exception, match=rejected):
+        jax.block_until_ready(ops.embedding_bag(jnp.ones((4, 8)), jnp.array([[0, 9]], jnp.int32)))
+    with pytest.raises(Exception, match=rejected):
+        jax.block_until_ready(ops.embedding_scatter_add(jnp.array([[0, -3]], jnp.int32), jnp.ones((1, 8)), vocab=4))
