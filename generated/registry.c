@@ -8,9 +8,13 @@
 #include "ops/block_sum.h"
 #include "ops/csr_matvec.h"
 #include "ops/csr_rmatvec.h"
+#include "ops/embedding_bag.h"
+#include "ops/embedding_scatter_add.h"
 #include "ops/exp_decay.h"
 #include "ops/exp_trace.h"
+#include "ops/gelu_tanh.h"
 #include "ops/hadamard.h"
+#include "ops/layer_norm.h"
 #include "ops/leaky_relu.h"
 #include "ops/lif.h"
 #include "ops/lif_surrogate.h"
@@ -18,9 +22,14 @@
 #include "ops/max.h"
 #include "ops/parallel_add.h"
 #include "ops/relu.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
 #include "ops/running_stats.h"
 #include "ops/scale.h"
 #include "ops/sigmoid.h"
+#include "ops/silu.h"
+#include "ops/softmax.h"
+#include "ops/softmax_cross_entropy.h"
 #include "ops/spike_reset.h"
 #include "ops/split.h"
 #include "ops/stdp_update.h"
@@ -37,12 +46,19 @@ const opspec_op_entry opspec_op_table[] = {
     {"csr_matvec", opspec_csr_matvec_cpu, OPSPEC_CUDA_HANDLER(opspec_csr_matvec_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_csr_matvec_cuda_sim)},
     {"csr_rmatvec", opspec_csr_rmatvec_cpu, NULL, NULL},
+    {"embedding_bag", opspec_embedding_bag_cpu, OPSPEC_CUDA_HANDLER(opspec_embedding_bag_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_embedding_bag_cuda_sim)},
+    {"embedding_scatter_add", opspec_embedding_scatter_add_cpu, NULL, NULL},
     {"exp_decay", opspec_exp_decay_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_decay_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_exp_decay_cuda_sim)},
     {"exp_trace", opspec_exp_trace_cpu, OPSPEC_CUDA_HANDLER(opspec_exp_trace_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_exp_trace_cuda_sim)},
+    {"gelu_tanh", opspec_gelu_tanh_cpu, OPSPEC_CUDA_HANDLER(opspec_gelu_tanh_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_gelu_tanh_cuda_sim)},
     {"hadamard", opspec_hadamard_cpu, OPSPEC_CUDA_HANDLER(opspec_hadamard_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_hadamard_cuda_sim)},
+    {"layer_norm", opspec_layer_norm_cpu, OPSPEC_CUDA_HANDLER(opspec_layer_norm_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_layer_norm_cuda_sim)},
     {"leaky_relu", opspec_leaky_relu_cpu, OPSPEC_CUDA_HANDLER(opspec_leaky_relu_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_leaky_relu_cuda_sim)},
     {"lif", opspec_lif_cpu, OPSPEC_CUDA_HANDLER(opspec_lif_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_lif_cuda_sim)},
@@ -53,10 +69,18 @@ const opspec_op_entry opspec_op_table[] = {
     {"max", opspec_max_cpu, NULL, NULL},
     {"parallel_add", opspec_parallel_add_cpu, NULL, NULL},
     {"relu", opspec_relu_cpu, OPSPEC_CUDA_HANDLER(opspec_relu_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_relu_cuda_sim)},
+    {"rms_norm", opspec_rms_norm_cpu, OPSPEC_CUDA_HANDLER(opspec_rms_norm_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_rms_norm_cuda_sim)},
+    {"rope", opspec_rope_cpu, OPSPEC_CUDA_HANDLER(opspec_rope_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_rope_cuda_sim)},
     {"running_stats", opspec_running_stats_cpu, NULL, NULL},
     {"scale", opspec_scale_cpu, OPSPEC_CUDA_HANDLER(opspec_scale_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_scale_cuda_sim)},
     {"sigmoid", opspec_sigmoid_cpu, OPSPEC_CUDA_HANDLER(opspec_sigmoid_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_sigmoid_cuda_sim)},
+    {"silu", opspec_silu_cpu, OPSPEC_CUDA_HANDLER(opspec_silu_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_silu_cuda_sim)},
+    {"softmax", opspec_softmax_cpu, OPSPEC_CUDA_HANDLER(opspec_softmax_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_softmax_cuda_sim)},
+    {"softmax_cross_entropy", opspec_softmax_cross_entropy_cpu, OPSPEC_CUDA_HANDLER(opspec_softmax_cross_entropy_cuda),
+     OPSPEC_CUDA_SIM_HANDLER(opspec_softmax_cross_entropy_cuda_sim)},
     {"spike_reset", opspec_spike_reset_cpu, OPSPEC_CUDA_HANDLER(opspec_spike_reset_cuda),
      OPSPEC_CUDA_SIM_HANDLER(opspec_spike_reset_cuda_sim)},
     {"split", opspec_split_cpu, OPSPEC_CUDA_HANDLER(opspec_split_cuda), OPSPEC_CUDA_SIM_HANDLER(opspec_split_cuda_sim)},

@@ -35,9 +35,13 @@ __all__ = [
     "block_sum",
     "csr_matvec",
     "csr_rmatvec",
+    "embedding_bag",
+    "embedding_scatter_add",
     "exp_decay",
     "exp_trace",
+    "gelu_tanh",
     "hadamard",
+    "layer_norm",
     "leaky_relu",
     "lif",
     "lif_surrogate",
@@ -45,9 +49,14 @@ __all__ = [
     "max",
     "parallel_add",
     "relu",
+    "rms_norm",
+    "rope",
     "running_stats",
     "scale",
     "sigmoid",
+    "silu",
+    "softmax",
+    "softmax_cross_entropy",
     "spike_reset",
     "split",
     "stdp_update",
@@ -276,6 +285,91 @@ def csr_rmatvec(
     return _call(_op_csr_rmatvec, (data, indices, indptr, y), {"n": n}, backend)
 
 
+_op_embedding_bag = _Op(
+    name="embedding_bag",
+    inputs=(
+        _Array("table", "T", ("vocab", "dim")),
+        _Array("indices", "int32", ("bags", "bag_size"), check=_Check(min=lambda s: 0, max=lambda s: s["vocab"] - 1)),
+    ),
+    outputs=(_Array("out", "T", ("bags", "dim")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "table": _Derivative(
+            "transpose",
+            {
+                "table": lambda indices, ops, out_bar, table, **_: (ops.embedding_scatter_add(indices, out_bar, vocab=table.shape[0])),
+            },
+            where={"table": "specs/embedding_bag.yaml:13"},
+        ),
+    },
+    independent=("bags",),
+    bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
+    flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
+    fingerprint="ff61844d1f420e2a",
+)
+
+
+def embedding_bag(
+    table,
+    indices,
+    *,
+    backend=None,
+):
+    """Embedding bag, sum mode: out[b, :] = sum over p of table[indices[b, p], :], as
+    table[indices].sum(axis=1). An index outside 0 .. vocab - 1 is an error naming its
+    position. Its transpose in table is embedding_scatter_add.
+    """
+    return _call(_op_embedding_bag, (table, indices), {}, backend)
+
+
+_op_embedding_scatter_add = _Op(
+    name="embedding_scatter_add",
+    inputs=(
+        _Array("indices", "int32", ("bags", "bag_size"), check=_Check(min=lambda s: 0, max=lambda s: s["vocab"] - 1)),
+        _Array("grad", "T", ("bags", "dim")),
+    ),
+    outputs=(_Array("table_grad", "T", ("vocab", "dim")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(_Attr("vocab", "int64"),),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "grad": _Derivative(
+            "transpose",
+            {
+                "grad": lambda indices, ops, table_grad_bar, **_: (ops.embedding_bag(table_grad_bar, indices)),
+            },
+            where={"grad": "specs/embedding_scatter_add.yaml:16"},
+        ),
+    },
+    reduce={"bags": "sum"},
+    bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
+    flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
+    fingerprint="d831bd1ed577a55c",
+)
+
+
+def embedding_scatter_add(
+    indices,
+    grad,
+    *,
+    vocab,
+    backend=None,
+):
+    """The transpose of embedding_bag: table_grad[v, :] is the sum of grad[b, :] over every
+    (b, p) with indices[b, p] == v (rows no index names are 0), as
+    jnp.zeros((vocab, dim)).at[indices].add(grad[:, None, :]). An index outside
+    0 .. vocab - 1 is an error naming its position. Each row sums in double. CPU only.
+
+    Attributes (static; compiled into the call):
+        vocab (int64): rows of the table (of table_grad)
+    """
+    return _call(_op_embedding_scatter_add, (indices, grad), {"vocab": vocab}, backend)
+
+
 _op_exp_decay = _Op(
     name="exp_decay",
     inputs=(
@@ -375,6 +469,44 @@ def exp_trace(
     return _call(_op_exp_trace, (trace, spikes, tau_inv), {}, backend)
 
 
+_op_gelu_tanh = _Op(
+    name="gelu_tanh",
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda t, x, **_: (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * x * x)),
+            },
+            where={"out": "specs/gelu_tanh.yaml:13"},
+        ),
+    },
+    derivative_lets=(
+        ("t", lambda jnp, x, **_: (jnp.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))), "specs/gelu_tanh.yaml:12"),
+    ),
+    independent=("...",),
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: 9 * s["x_size"],
+    fingerprint="04a45ed39287a854",
+)
+
+
+def gelu_tanh(
+    x,
+    *,
+    backend=None,
+):
+    """Element-wise GELU, tanh approximation, as jax.nn.gelu(x, approximate=True):
+    out = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+    """
+    return _call(_op_gelu_tanh, (x,), {}, backend)
+
+
 _op_hadamard = _Op(
     name="hadamard",
     inputs=(
@@ -420,6 +552,72 @@ def hadamard(
     read neighbouring elements).
     """
     return _call(_op_hadamard, (A, B), {}, backend)
+
+
+_op_layer_norm = _Op(
+    name="layer_norm",
+    inputs=(
+        _Array("x", "T", (..., "n")),
+        _Array("gamma", "T", ("n",)),
+        _Array("beta", "T", ("n",)),
+    ),
+    outputs=(_Array("out", "T", (..., "n")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(_Attr("eps", "float64"),),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "jvp",
+            {
+                "out": lambda gamma, jnp, r, x_dot, xhat, **_: (gamma * r * (x_dot - jnp.mean(x_dot, axis=-1, keepdims=True) - xhat * jnp.mean(xhat * x_dot, axis=-1, keepdims=True))),
+            },
+            where={"out": "specs/layer_norm.yaml:21"},
+        ),
+        "gamma": _Derivative(
+            "jvp",
+            {
+                "out": lambda gamma_dot, xhat, **_: (xhat * gamma_dot),
+            },
+            where={"out": "specs/layer_norm.yaml:22"},
+        ),
+        "beta": _Derivative(
+            "jvp",
+            {
+                "out": lambda beta_dot, jnp, x, **_: (jnp.broadcast_to(beta_dot, x.shape)),
+            },
+            where={"out": "specs/layer_norm.yaml:23"},
+        ),
+    },
+    derivative_lets=(
+        ("mu", lambda jnp, x, **_: (jnp.mean(x, axis=-1, keepdims=True)), "specs/layer_norm.yaml:18"),
+        ("r", lambda eps, jax, jnp, mu, x, **_: (jax.lax.rsqrt(jnp.mean((x - mu) ** 2, axis=-1, keepdims=True) + eps)), "specs/layer_norm.yaml:19"),
+        ("xhat", lambda mu, r, x, **_: ((x - mu) * r), "specs/layer_norm.yaml:20"),
+    ),
+    independent=("...",),
+    bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
+    flops=lambda s: 7 * s["x_size"],
+    fingerprint="fdee69f909096945",
+)
+
+
+def layer_norm(
+    x,
+    gamma,
+    beta,
+    *,
+    eps=1e-05,
+    backend=None,
+):
+    """Layer norm over the last axis: each row of n elements becomes
+    out = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta, with the biased variance, as
+    flax's LayerNorm. Mean and variance accumulate in double, in two passes.
+    fastmath: a row holding a NaN or an infinity gives an unspecified row.
+
+    Attributes (static; compiled into the call):
+        eps (float64, default 1e-05): added to the variance
+    """
+    return _call(_op_layer_norm, (x, gamma, beta), {"eps": eps}, backend)
 
 
 _op_leaky_relu = _Op(
@@ -757,6 +955,124 @@ def relu(
     return _call(_op_relu, (x,), {}, backend)
 
 
+_op_rms_norm = _Op(
+    name="rms_norm",
+    inputs=(
+        _Array("x", "T", (..., "n")),
+        _Array("w", "T", ("n",)),
+    ),
+    outputs=(_Array("out", "T", (..., "n")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(_Attr("eps", "float64"),),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "jvp",
+            {
+                "out": lambda jnp, r, w, x, x_dot, **_: (w * r * (x_dot - x * (r * r) * jnp.mean(x * x_dot, axis=-1, keepdims=True))),
+            },
+            where={"out": "specs/rms_norm.yaml:17"},
+        ),
+        "w": _Derivative(
+            "jvp",
+            {
+                "out": lambda r, w_dot, x, **_: (x * r * w_dot),
+            },
+            where={"out": "specs/rms_norm.yaml:18"},
+        ),
+    },
+    derivative_lets=(
+        ("r", lambda eps, jax, jnp, x, **_: (jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + eps)), "specs/rms_norm.yaml:16"),
+    ),
+    independent=("...",),
+    bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
+    flops=lambda s: 4 * s["x_size"],
+    fingerprint="89b06fbd256bea90",
+)
+
+
+def rms_norm(
+    x,
+    w,
+    *,
+    eps=1e-06,
+    backend=None,
+):
+    """RMS norm over the last axis, as a Llama-style model writes it: each row of n elements
+    becomes out = x / sqrt(mean(x^2) + eps) * w. The mean square accumulates in double.
+    fastmath: a row holding a NaN or an infinity gives an unspecified row.
+
+    Attributes (static; compiled into the call):
+        eps (float64, default 1e-06): added to the mean square
+    """
+    return _call(_op_rms_norm, (x, w), {"eps": eps}, backend)
+
+
+_op_rope = _Op(
+    name="rope",
+    inputs=(
+        _Array("x", "T", (..., "seq", "heads", "dim")),
+        _Array("cosines", "T", ("seq", "half")),
+        _Array("sines", "T", ("seq", "half")),
+    ),
+    outputs=(_Array("out", "T", (..., "seq", "heads", "dim")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "transpose",
+            {
+                "x": lambda cosines, ops, out_bar, sines, **_: (ops.rope(out_bar, cosines, -sines)),
+            },
+            where={"x": "specs/rope.yaml:20"},
+        ),
+        "cosines": _Derivative(
+            "jvp",
+            {
+                "out": lambda cosines_dot, first, jnp, second, **_: (jnp.concatenate([first * cosines_dot[:, None, :], second * cosines_dot[:, None, :]], axis=-1)),
+            },
+            where={"out": "specs/rope.yaml:21"},
+        ),
+        "sines": _Derivative(
+            "jvp",
+            {
+                "out": lambda first, jnp, second, sines_dot, **_: (jnp.concatenate([-second * sines_dot[:, None, :], first * sines_dot[:, None, :]], axis=-1)),
+            },
+            where={"out": "specs/rope.yaml:22"},
+        ),
+    },
+    derivative_lets=(
+        ("first", lambda jnp, x, **_: (jnp.split(x, 2, axis=-1)[0]), "specs/rope.yaml:18"),
+        ("second", lambda jnp, x, **_: (jnp.split(x, 2, axis=-1)[1]), "specs/rope.yaml:19"),
+    ),
+    require=(
+        ("dim == 2 * half", ("dim", "half"), lambda s: (s["dim"]) == (2 * s["half"])),
+    ),
+    independent=("...", "seq", "heads"),
+    bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
+    flops=lambda s: 3 * s["x_size"],
+    fingerprint="942e271b04ccf204",
+)
+
+
+def rope(
+    x,
+    cosines,
+    sines,
+    *,
+    backend=None,
+):
+    """Rotary position embedding, the \"rotate half\" form (GPT-NeoX, Llama): x is
+    [..., seq, heads, dim] with dim = 2 * half, cosines and sines are [seq, half] tables
+    (cos and sin of position times frequency); each head vector's halves a, b become
+    a * cos - b * sin and b * cos + a * sin.
+    """
+    return _call(_op_rope, (x, cosines, sines), {}, backend)
+
+
 _op_running_stats = _Op(
     name="running_stats",
     inputs=(_Array("x", "T", ("n",)),),
@@ -870,6 +1186,122 @@ def sigmoid(
 ):
     """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
     return _call(_op_sigmoid, (x,), {}, backend)
+
+
+_op_silu = _Op(
+    name="silu",
+    inputs=(_Array("x", "T", (...,)),),
+    outputs=(_Array("out", "T", (...,)),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "elementwise",
+            {
+                "out": lambda s, x, **_: (s * (1 + x * (1 - s))),
+            },
+            where={"out": "specs/silu.yaml:11"},
+        ),
+    },
+    derivative_lets=(
+        ("s", lambda jax, x, **_: (jax.nn.sigmoid(x)), "specs/silu.yaml:10"),
+    ),
+    independent=("...",),
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: 5 * s["x_size"],
+    fingerprint="1e7e2a6eeeb29194",
+)
+
+
+def silu(
+    x,
+    *,
+    backend=None,
+):
+    """Element-wise SiLU (swish), out = x * sigmoid(x) = x / (1 + exp(-x)), as jax.nn.silu."""
+    return _call(_op_silu, (x,), {}, backend)
+
+
+_op_softmax = _Op(
+    name="softmax",
+    inputs=(_Array("x", "T", (..., "n")),),
+    outputs=(_Array("out", "T", (..., "n")),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "x": _Derivative(
+            "jvp",
+            {
+                "out": lambda jnp, out, x_dot, **_: (out * (x_dot - jnp.sum(out * x_dot, axis=-1, keepdims=True))),
+            },
+            where={"out": "specs/softmax.yaml:13"},
+        ),
+    },
+    independent=("...",),
+    bytes=lambda s: 2 * s["x_size"] * s["T"],
+    flops=lambda s: 5 * s["x_size"],
+    fingerprint="612f94f28e769068",
+)
+
+
+def softmax(
+    x,
+    *,
+    backend=None,
+):
+    """Softmax over the last axis, as jax.nn.softmax(x, axis=-1): each row of n elements
+    becomes exp(x - max(x)) / sum(exp(x - max(x))); the sum accumulates in double.
+    fastmath: inputs must be finite (mask with the dtype's lowest value, not -inf); a row
+    holding a NaN or an infinity gives an unspecified row.
+    """
+    return _call(_op_softmax, (x,), {}, backend)
+
+
+_op_softmax_cross_entropy = _Op(
+    name="softmax_cross_entropy",
+    inputs=(
+        _Array("logits", "T", (..., "classes")),
+        _Array("labels", "int32", (...,), check=_Check(min=lambda s: 0, max=lambda s: s["classes"] - 1)),
+    ),
+    outputs=(_Array("loss", "T", (...,)),),
+    types={"T": ("float32", "float64", "float16", "bfloat16")},
+    attrs=(),
+    vmap_method="native",
+    aliases={},
+    derivatives={
+        "logits": _Derivative(
+            "jvp",
+            {
+                "loss": lambda classes, jax, jnp, labels, logits, logits_dot, **_: (jnp.sum((jax.nn.softmax(logits, axis=-1) - jax.nn.one_hot(labels, classes, dtype=logits.dtype)) * logits_dot, axis=-1)),
+            },
+            where={"loss": "specs/softmax_cross_entropy.yaml:16"},
+        ),
+    },
+    independent=("...",),
+    bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
+    flops=lambda s: 4 * s["logits_size"],
+    fingerprint="0d734fcbeccc5eb6",
+)
+
+
+def softmax_cross_entropy(
+    logits,
+    labels,
+    *,
+    backend=None,
+):
+    """Softmax cross-entropy of integer labels, one loss per row of logits:
+    loss = logsumexp(logits) - logits[label], as
+    optax.softmax_cross_entropy_with_integer_labels. The sum of exponentials accumulates
+    in double. A label outside 0 .. classes - 1 is an error naming its position.
+    fastmath: logits must be finite; a row holding a NaN or an infinity gives an
+    unspecified loss.
+    """
+    return _call(_op_softmax_cross_entropy, (logits, labels), {}, backend)
 
 
 _op_spike_reset = _Op(

@@ -16,9 +16,13 @@ __all__ = [
     "block_sum",
     "csr_matvec",
     "csr_rmatvec",
+    "embedding_bag",
+    "embedding_scatter_add",
     "exp_decay",
     "exp_trace",
+    "gelu_tanh",
     "hadamard",
+    "layer_norm",
     "leaky_relu",
     "lif",
     "lif_surrogate",
@@ -26,9 +30,14 @@ __all__ = [
     "max",
     "parallel_add",
     "relu",
+    "rms_norm",
+    "rope",
     "running_stats",
     "scale",
     "sigmoid",
+    "silu",
+    "softmax",
+    "softmax_cross_entropy",
     "spike_reset",
     "split",
     "stdp_update",
@@ -100,6 +109,35 @@ def csr_rmatvec(
     """
     ...
 
+def embedding_bag(
+    table: _ArrayLike,
+    indices: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Embedding bag, sum mode: out[b, :] = sum over p of table[indices[b, p], :], as
+    table[indices].sum(axis=1). An index outside 0 .. vocab - 1 is an error naming its
+    position. Its transpose in table is embedding_scatter_add.
+    """
+    ...
+
+def embedding_scatter_add(
+    indices: _ArrayLike,
+    grad: _ArrayLike,
+    *,
+    vocab: int,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """The transpose of embedding_bag: table_grad[v, :] is the sum of grad[b, :] over every
+    (b, p) with indices[b, p] == v (rows no index names are 0), as
+    jnp.zeros((vocab, dim)).at[indices].add(grad[:, None, :]). An index outside
+    0 .. vocab - 1 is an error naming its position. Each row sums in double. CPU only.
+
+    Attributes (static; compiled into the call):
+        vocab (int64): rows of the table (of table_grad)
+    """
+    ...
+
 def exp_decay(
     x: _ArrayLike,
     decay: _ArrayLike,
@@ -121,6 +159,16 @@ def exp_trace(
     """
     ...
 
+def gelu_tanh(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Element-wise GELU, tanh approximation, as jax.nn.gelu(x, approximate=True):
+    out = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+    """
+    ...
+
 def hadamard(
     A: _ArrayLike,
     B: _ArrayLike,
@@ -130,6 +178,24 @@ def hadamard(
     """Element-wise product of two matrices, C[i, j] = A[i, j] * B[i, j], with a 2-D launch:
     i runs over rows and j over columns (on GPU j runs along x, so neighbouring threads
     read neighbouring elements).
+    """
+    ...
+
+def layer_norm(
+    x: _ArrayLike,
+    gamma: _ArrayLike,
+    beta: _ArrayLike,
+    *,
+    eps: float = 1e-05,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Layer norm over the last axis: each row of n elements becomes
+    out = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta, with the biased variance, as
+    flax's LayerNorm. Mean and variance accumulate in double, in two passes.
+    fastmath: a row holding a NaN or an infinity gives an unspecified row.
+
+    Attributes (static; compiled into the call):
+        eps (float64, default 1e-05): added to the variance
     """
     ...
 
@@ -221,6 +287,36 @@ def relu(
     """Element-wise ReLU, out = max(x, 0); NaN stays NaN, as in jnp."""
     ...
 
+def rms_norm(
+    x: _ArrayLike,
+    w: _ArrayLike,
+    *,
+    eps: float = 1e-06,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """RMS norm over the last axis, as a Llama-style model writes it: each row of n elements
+    becomes out = x / sqrt(mean(x^2) + eps) * w. The mean square accumulates in double.
+    fastmath: a row holding a NaN or an infinity gives an unspecified row.
+
+    Attributes (static; compiled into the call):
+        eps (float64, default 1e-06): added to the mean square
+    """
+    ...
+
+def rope(
+    x: _ArrayLike,
+    cosines: _ArrayLike,
+    sines: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Rotary position embedding, the \"rotate half\" form (GPT-NeoX, Llama): x is
+    [..., seq, heads, dim] with dim = 2 * half, cosines and sines are [seq, half] tables
+    (cos and sin of position times frequency); each head vector's halves a, b become
+    a * cos - b * sin and b * cos + a * sin.
+    """
+    ...
+
 def running_stats(
     x: _ArrayLike,
     *,
@@ -246,6 +342,41 @@ def sigmoid(
     backend: _Backend | None = None,
 ) -> _jax.Array:
     """Element-wise logistic sigmoid, out = 1 / (1 + exp(-x))."""
+    ...
+
+def silu(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Element-wise SiLU (swish), out = x * sigmoid(x) = x / (1 + exp(-x)), as jax.nn.silu."""
+    ...
+
+def softmax(
+    x: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Softmax over the last axis, as jax.nn.softmax(x, axis=-1): each row of n elements
+    becomes exp(x - max(x)) / sum(exp(x - max(x))); the sum accumulates in double.
+    fastmath: inputs must be finite (mask with the dtype's lowest value, not -inf); a row
+    holding a NaN or an infinity gives an unspecified row.
+    """
+    ...
+
+def softmax_cross_entropy(
+    logits: _ArrayLike,
+    labels: _ArrayLike,
+    *,
+    backend: _Backend | None = None,
+) -> _jax.Array:
+    """Softmax cross-entropy of integer labels, one loss per row of logits:
+    loss = logsumexp(logits) - logits[label], as
+    optax.softmax_cross_entropy_with_integer_labels. The sum of exponentials accumulates
+    in double. A label outside 0 .. classes - 1 is an error naming its position.
+    fastmath: logits must be finite; a row holding a NaN or an infinity gives an
+    unspecified loss.
+    """
     ...
 
 def spike_reset(

@@ -51,6 +51,51 @@ def _stdp_args(r, t, n):
     return (w, r.random(n).astype(t), spikes(n), r.random(9).astype(t), spikes(9))
 
 
+def _rms_norm_ref(x, w, eps=1e-6):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def _layer_norm_ref(x, gamma, beta, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps) * gamma + beta
+
+
+def _softmax_ref(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _cross_entropy_ref(logits, labels):
+    top = logits.max(axis=-1)
+    lse = top + np.log(np.exp(logits - top[..., None]).sum(axis=-1))
+    return lse - np.take_along_axis(logits, labels[..., None].astype(np.int64), axis=-1)[..., 0]
+
+
+def _gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _rope_tables(r, t, seq, half):
+    angles = np.arange(seq)[:, None] * r.uniform(0.01, 1.0, half)[None, :]
+    return np.cos(angles).astype(t), np.sin(angles).astype(t)
+
+
+def _rope_ref(x, cosines, sines):
+    a, b = np.split(x, 2, axis=-1)
+    c, s = cosines[:, None, :], sines[:, None, :]
+    return np.concatenate([a * c - b * s, b * c + a * s], axis=-1)
+
+
+def _embedding_bag_ref(table, indices):
+    return table[indices].sum(axis=1)
+
+
+def _scatter_ref(indices, grad, vocab):
+    out = np.zeros((vocab, grad.shape[1]), grad.dtype)
+    np.add.at(out, indices, grad[:, None, :])
+    return out
+
+
 CASES = {
     "add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
     "parallel_add": (lambda r, t, n: ((_u(r, t, n), _u(r, t, n)), {}), lambda x, y: x + y),
@@ -102,6 +147,34 @@ CASES = {
     "csr_rmatvec": (
         lambda r, t, n: (lambda d, i, p, dense: ((d, i, p, _u(r, t, n)), {"n": 40}))(*_csr(r, t, n, 40)),
         lambda data, indices, indptr, y, n: sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, n)).T @ y,
+    ),
+    "rms_norm": (
+        lambda r, t, n: ((_u(r, t, n, 17), _u(r, t, 17, lo=0.5, hi=1.5)), {"eps": float(r.uniform(1e-6, 1e-2))}),
+        _rms_norm_ref,
+    ),
+    "layer_norm": (
+        lambda r, t, n: ((_u(r, t, n, 17), _u(r, t, 17, lo=0.5, hi=1.5), _u(r, t, 17, lo=-1, hi=1)), {}),
+        _layer_norm_ref,
+    ),
+    "gelu_tanh": (lambda r, t, n: ((_u(r, t, n),), {}), _gelu_tanh_ref),
+    "silu": (lambda r, t, n: ((_u(r, t, n),), {}), lambda x: x / (1 + np.exp(-x))),
+    "softmax": (lambda r, t, n: ((_u(r, t, n, 19),), {}), _softmax_ref),
+    "softmax_cross_entropy": (
+        lambda r, t, n: ((_u(r, t, n, 19), r.integers(0, 19, n).astype(np.int32)), {}),
+        _cross_entropy_ref,
+    ),
+    "rope": (
+        lambda r, t, n: ((_u(r, t, 2, 2 + n // 48, 3, 8), *_rope_tables(r, t, 2 + n // 48, 4)), {}),
+        _rope_ref,
+    ),
+    "embedding_bag": (
+        lambda r, t, n: ((_u(r, t, 11, 8), r.integers(0, 11, (n, 5)).astype(np.int32)), {}),
+        _embedding_bag_ref,
+    ),
+    "embedding_scatter_add": (
+        # As many table rows as bags: few additions per row, so float16 sums stay exact enough.
+        lambda r, t, n: ((r.integers(0, n + 1, (n, 5)).astype(np.int32), _u(r, t, n, 8)), {"vocab": n + 1}),
+        _scatter_ref,
     ),
 }
 
