@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from opspec._spec import Array
@@ -71,10 +72,11 @@ def _with_extreme(args: tuple, ins: list, at: int, sign: float) -> tuple:
     `at` along it, to a value beyond all of its others (`sign` +1: above, -1: below)."""
     out = []
     for x, axis in zip(args, ins):
-        if axis is None or not np.issubdtype(x.dtype, np.floating) or x.size == 0:
+        if axis is None or not jnp.issubdtype(x.dtype, jnp.floating) or x.size == 0:
             out.append(x)
             continue
-        finite = np.abs(x[np.isfinite(x)].astype(np.float64))
+        wide = x.astype(np.float64)
+        finite = np.abs(wide[np.isfinite(wide)])
         value = sign * (2 * float(np.max(finite, initial=0.0)) + 1)
         x = np.array(x)
         index = [slice(None)] * x.ndim
@@ -113,7 +115,7 @@ def _arguments(checker: Any, symbol: str, whole: tuple) -> tuple:
     try:
         args = checker.random_args(sizes, ellipsis)
         return args, checker.call(*args)
-    except Exception:  # no valid contents of that size (a check:): the example's
+    except (ValueError, TypeError):  # no valid contents (a check:) or shape (an OpError) of that size
         return checker.args, whole
 
 
