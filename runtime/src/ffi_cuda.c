@@ -139,7 +139,7 @@ static XLA_FFI_Error *opspec_cuda_checks_before(XLA_FFI_CallFrame *cf, const ops
   if (err || !op->kernel_checked) return err;
   s->flag = (int *)(void *)((char *)s->slot + OPSPEC_CHECKS_FLAG);
   memcpy((char *)args + op->rejected_at, &s->flag, sizeof s->flag);
-  const int code = backend->fill(s->stream, s->flag, 0, sizeof *s->flag);
+  const int code = backend->zero(s->stream, s->flag, sizeof *s->flag);
   return code ? opspec_cuda_error(cf, op->name, backend, "(clear the rejection flag)", code) : NULL;
 }
 
@@ -377,6 +377,7 @@ const opspec_cuda_backend opspec_cuda_gpu = {
     .fresh_output = NULL,
     .first_bad = opspec_cudart_first_bad,
     .to_host = opspec_cudart_to_host,
+    .zero = opspec_cudart_zero,
     .fill = opspec_cudart_fill,
 };
 #endif
@@ -427,6 +428,7 @@ const opspec_cuda_backend opspec_cuda_sim = {
     .fresh_output = opspec_sim_fresh_output,
     .first_bad = opspec_sim_first_bad,
     .to_host = opspec_sim_to_host,
+    .zero = opspec_sim_zero,
     .fill = opspec_sim_fill,
 };
 #endif
