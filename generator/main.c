@@ -2,7 +2,7 @@
  *
  *   opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR]
  *              [--max-errors N] SPEC.yaml...
- *   opspec-gen --schema [--out FILE]
+ *   opspec-gen --schema [--check] [--out FILE]
  *
  * The stages, in order (each in its folder): every spec is loaded (load/) and checked
  * (check/); if any has an error, all errors are printed and nothing is written. Then
@@ -23,6 +23,7 @@
 #include "render/render.h"
 #include "render/tmpl.h"
 #include "render/tmpl_embedded.h"
+#include "util/py_names.h"
 #include "write/write.h"
 
 #ifndef OPSPEC_GEN_VERSION
@@ -33,7 +34,7 @@ static void og_usage(FILE *f) {
   fputs(
       "usage: opspec-gen [--check | --verify] [--out DIR] [--package NAME] [--templates DIR] [--max-errors N]\n"
       "                  [--quiet] SPEC.yaml...\n"
-      "       opspec-gen --schema [--out FILE]\n"
+      "       opspec-gen --schema [--check] [--out FILE]\n"
       "  --check          validate the specs, write nothing\n"
       "  --verify         write nothing; fail, listing each file, unless DIR already holds exactly\n"
       "                   what would be written (the drift check for a committed DIR)\n"
@@ -44,47 +45,58 @@ static void og_usage(FILE *f) {
       "  --max-errors N   show at most N errors, count the rest (default: 20; 0: show all)\n"
       "  --quiet          print nothing but errors\n"
       "  --schema         print the JSON Schema of a spec (with --out FILE: write it there when it\n"
-      "                   changed), made from the keys this opspec-gen's loader takes\n"
+      "                   changed; with --check too: fail unless FILE holds it), made from the keys\n"
+      "                   this opspec-gen's loader takes\n"
       "  --version        print opspec-gen's version\n",
       f);
 }
 
 /* A package name becomes a Python import name, a C string and the prefix of FFI target
  * names: a Python identifier of ASCII letters, digits and '_', not starting with a
- * digit, is all three. */
-static bool og_valid_package(const char *name) {
+ * digit, is all three. Returns why `name` cannot be one, or NULL. A keyword cannot be
+ * imported, and a standard-library name would shadow that module for every program of
+ * the environment the package is installed in (`opspec new` refuses the same, and a
+ * module installed there too: util/py_names.h). */
+static const char *og_package_problem(const char *name) {
   size_t len = strlen(name);
-  if (len == 0 || len > 64 || isdigit((unsigned char)name[0])) return false;
+  if (len == 0 || len > 64 || isdigit((unsigned char)name[0]))
+    return "is not a Python package name (ASCII letters, digits and '_', not starting with a digit, at most 64)";
   for (size_t i = 0; i < len; ++i)
-    if (!isalnum((unsigned char)name[i]) && name[i] != '_') return false;
-  return true;
+    if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+      return "is not a Python package name (ASCII letters, digits and '_', not starting with a digit, at most 64)";
+  if (og_py_is_keyword(name)) return "is a Python keyword: no import can name it; pick another";
+  if (og_py_is_stdlib(name))
+    return "is a module of Python's standard library: a package of that name would shadow it; pick another";
+  return NULL;
 }
 
 /* --schema: to stdout, or to `path` unless it already holds exactly that text (so that a
- * build that depends on it does not rerun). */
-static int og_write_schema(const char *path, size_t npaths) {
+ * build that depends on it does not rerun); with --check (or --verify), only compared
+ * with `path`: 1 unless it holds that text. */
+static int og_write_schema(const char *path, size_t npaths, bool compare) {
   if (npaths) {
     fprintf(stderr, "opspec-gen: error: --schema takes no specs\n");
     return 2;
   }
+  if (compare && !path) {
+    fprintf(stderr, "opspec-gen: error: --schema --check compares the schema with a file: name it with --out FILE\n");
+    return 2;
+  }
   og_buf schema = {0};
   og_spec_schema(&schema);
+  og_diag d = {0};
   int status = 0;
   if (!path) {
     fputs(og_buf_str(&schema), stdout);
+  } else if (compare) {
+    int holds = og_file_holds(path, &schema, &d);
+    if (holds == 0) og_buf_printf(&d.out, "%s: error: is not the schema this opspec-gen makes; regenerate it\n", path);
+    status = holds == 1 ? 0 : 1;
   } else {
-    og_diag d = {0};
-    og_source *old = og_source_read(path, &d); /* a missing file is simply written */
-    if (!old || strcmp(old->text, og_buf_str(&schema)) != 0) {
-      FILE *f = fopen(path, "w");
-      if (!f || fputs(og_buf_str(&schema), f) < 0 || fclose(f) != 0) {
-        fprintf(stderr, "opspec-gen: error: cannot write %s\n", path);
-        status = 1;
-      }
-    }
-    og_source_free(old);
-    og_diag_free(&d);
+    status = og_write_if_changed(path, &schema, &d) < 0;
   }
+  fputs(og_buf_str(&d.out), stderr);
+  og_diag_free(&d);
   og_buf_free(&schema);
   return status;
 }
@@ -117,11 +129,9 @@ static int og_parse_options(int argc, char **argv, og_options *o) {
       ++i;
     } else if (strcmp(argv[i], "--package") == 0 && i + 1 < argc) {
       o->package = argv[++i];
-      if (!og_valid_package(o->package)) {
-        fprintf(stderr,
-                "opspec-gen: error: --package '%s' is not a Python package name (ASCII letters, digits and '_', "
-                "not starting with a digit, at most 64)\n",
-                o->package);
+      const char *problem = og_package_problem(o->package);
+      if (problem) {
+        fprintf(stderr, "opspec-gen: error: --package '%s' %s\n", o->package, problem);
         return 2;
       }
     } else if (strcmp(argv[i], "--version") == 0) {
@@ -235,7 +245,8 @@ static int og_generate(const og_options *o, const og_op *const *ops, size_t nops
 int main(int argc, char **argv) {
   og_options o;
   int status = og_parse_options(argc, argv, &o);
-  if (status < 0 && o.schema) status = og_write_schema(o.out_given ? o.out_dir : NULL, o.npaths);
+  if (status < 0 && o.schema)
+    status = og_write_schema(o.out_given ? o.out_dir : NULL, o.npaths, o.check_only || o.verify);
   if (status >= 0) {
     free(o.paths);
     return status;

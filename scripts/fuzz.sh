@@ -63,7 +63,7 @@ build() {
 start() {
   local target=$1 max_len dict seeds=()
   case $target in
-    fuzz_spec) max_len=65536 dict=tests/fuzz/spec.dict seeds=(specs tests/fixtures/bad) ;;
+    fuzz_spec) max_len=65536 dict=tests/fuzz/spec.dict seeds=(specs tests/fixtures/bad tests/fuzz/spec_seeds) ;;
     fuzz_expr) max_len=4096 dict=tests/fuzz/expr.dict seeds=(tests/fuzz/expr_seeds) ;;
     # Call frames are bytes read in order (tests/fuzz/fuzz_call.c): no tokens to suggest.
     fuzz_call) max_len=8192 dict= seeds=(tests/fuzz/call_seeds) ;;

@@ -198,7 +198,7 @@ def max(
     *,
     backend: _Backend | None = None,
 ) -> _jax.Array:
-    """Largest element, out[0] = max(x). An empty x gives -inf, the identity of max."""
+    """Largest element, out[0] = max(x); NaN if x has a NaN, as in jnp. An empty x gives -inf, the identity of max."""
     ...
 
 def parallel_add(
@@ -218,7 +218,7 @@ def relu(
     *,
     backend: _Backend | None = None,
 ) -> _jax.Array:
-    """Element-wise ReLU, out = max(x, 0)."""
+    """Element-wise ReLU, out = max(x, 0); NaN stays NaN, as in jnp."""
     ...
 
 def running_stats(
@@ -266,7 +266,7 @@ def split(
     *,
     backend: _Backend | None = None,
 ) -> _tuple[_jax.Array, _jax.Array]:
-    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0)."""
+    """Split x into its positive and negative parts, pos = max(x, 0), neg = min(x, 0); a NaN goes to both."""
     ...
 
 def stdp_update(
@@ -283,7 +283,8 @@ def stdp_update(
     backend: _Backend | None = None,
 ) -> _jax.Array:
     """Pair-based STDP weight update, in place and clipped: w[i, j] += a_plus * pre_trace[i] *
-    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max].
+    post_spike[j] - a_minus * pre_spike[i] * post_trace[j], then clipped to [w_min, w_max]
+    (a NaN stays NaN, as in jnp.clip).
     One launch index per (pre, post) pair; meant for a donated lax.scan carry.
 
     Attributes (static; compiled into the call):

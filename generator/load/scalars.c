@@ -45,9 +45,11 @@ bool og_cut_at_comma(const og_ynode *n, const char *what, og_diag *d) {
   int depth = 0;
   for (const char *c = n->text; *c; ++c) depth += (*c == '(') - (*c == ')');
   if (depth == 0) return false;
-  const char *line = n->loc.src->text;
-  for (int l = 1; l < n->loc.line && *line; ++line)
-    if (*line == '\n') ++l;
+  size_t len;
+  const char *line = og_source_line(n->loc.src, n->loc.line, &len);
+  /* Every read below stays on the scalar's own source line, [line, eol). */
+  if (!line || n->loc.col < 1 || (size_t)n->loc.col - 1 + n->len > len) return false;
+  const char *eol = line + len;
   const char *start = line + n->loc.col - 1, *end = start + n->len;
   if (depth < 0) { /* a later piece: silent when an earlier one on the line opened a '(' */
     const char *p = start;
@@ -63,11 +65,11 @@ bool og_cut_at_comma(const og_ynode *n, const char *what, og_diag *d) {
     return true;
   }
   const char *after = end;
-  while (*after == ' ') ++after;
-  if (*after != ',') return false;
+  while (after < eol && *after == ' ') ++after;
+  if (after == eol || *after != ',') return false;
   const char *close = NULL; /* the ')' that closes the piece's first '(' */
   int level = 0;
-  for (const char *p = start; *p && *p != '\n' && !close; ++p) {
+  for (const char *p = start; p < eol && !close; ++p) {
     level += (*p == '(') - (*p == ')');
     if (*p == ')' && level == 0) close = p;
   }

@@ -25,7 +25,7 @@ typedef struct og_yloader {
   yaml_parser_t parser;
   const og_source *src;
   og_diag *d;
-  size_t *line_starts; /* byte offset of each '\n'-separated line */
+  size_t *line_starts; /* byte offset of each line, lines broken as libyaml does */
   size_t nlines;
   int errors; /* our own errors so far; they do not stop the parse */
 } og_yloader;
@@ -35,10 +35,16 @@ static void og_yl_index_lines(og_yloader *l) {
   const char *text = l->src->text;
   og_grow((void **)&l->line_starts, &cap, 1, sizeof *l->line_starts);
   l->line_starts[l->nlines++] = 0;
-  for (size_t i = 0; i < l->src->len; ++i) {
-    if (text[i] != '\n') continue;
+  const char *end = text + l->src->len;
+  for (size_t i = 0; i < l->src->len;) {
+    size_t brk = og_line_break(text + i, end);
+    if (!brk) {
+      ++i;
+      continue;
+    }
+    i += brk;
     og_grow((void **)&l->line_starts, &cap, l->nlines + 1, sizeof *l->line_starts);
-    l->line_starts[l->nlines++] = i + 1;
+    l->line_starts[l->nlines++] = i;
   }
 }
 

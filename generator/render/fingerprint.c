@@ -1,5 +1,6 @@
 #include "render/fingerprint.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,9 @@ static int og_is_line_directive(const char *p) {
   return strncmp(p, "line", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
 }
 
-/* Hashes one text: every run of white space and every comment as one space, #line
+/* Hashes one text, already spliced: every run of white space and every comment as one space, #line
  * directives as nothing; string and character literals exactly. */
-static uint64_t og_fnv_code(uint64_t h, const char *p) {
+static uint64_t og_fnv_tokens(uint64_t h, const char *p) {
   int pending_space = 0, at_line_start = 1;
   while (*p) {
     if (at_line_start && og_is_line_directive(p)) {
@@ -30,7 +31,7 @@ static uint64_t og_fnv_code(uint64_t h, const char *p) {
     }
     at_line_start = 0;
     if (p[0] == '/' && p[1] == '/') {
-      while (*p && *p != '\n') ++p;
+      while (*p && *p != '\n' && *p != '\r') ++p;
       pending_space = 1;
       continue;
     }
@@ -60,6 +61,48 @@ static uint64_t og_fnv_code(uint64_t h, const char *p) {
     }
     h = og_fnv_byte(h, (unsigned char)*p++);
   }
+  return h;
+}
+
+/* The length of the line break at `p` (\r\n, \n or \r), or 0. */
+static size_t og_newline_at(const char *p) { return p[0] == '\r' ? 1 + (p[1] == '\n') : p[0] == '\n'; }
+
+/* `text` as the compiler's translation phases 1 and 2 leave it: every backslash that ends
+ * a line removed with its line break, so a `//` comment ending in one swallows the next
+ * line, as the compiler reads it. The compilers differ at the edges, so there are two
+ * readings: the strict one (a backslash right before the line break), and GCC's with
+ * -std=c11 (white space allowed between them, and the trigraph ??/ as a backslash; C++17,
+ * which nvcc reads .cu files as, has no trigraphs). */
+static void og_splice(og_buf *out, const char *p, bool gcc) {
+  while (*p) {
+    const char *q = p;
+    size_t backslash = *q == '\\' ? 1 : gcc && q[0] == '?' && q[1] == '?' && q[2] == '/' ? 3 : 0;
+    if (backslash) {
+      q += backslash;
+      while (gcc && (*q == ' ' || *q == '\t')) ++q;
+      size_t nl = og_newline_at(q);
+      if (nl) {
+        p = q + nl;
+        continue;
+      }
+    }
+    og_buf_putc(out, *p++);
+  }
+}
+
+/* Hashes one text as the compiler reads it; when the two readings of og_splice differ,
+ * both, so that an edit either compiler sees changes the hash. */
+static uint64_t og_fnv_code(uint64_t h, const char *text) {
+  og_buf strict = {0}, gcc = {0};
+  og_splice(&strict, text, false);
+  og_splice(&gcc, text, true);
+  h = og_fnv_tokens(h, og_buf_str(&strict));
+  if (strict.len != gcc.len || strcmp(og_buf_str(&strict), og_buf_str(&gcc)) != 0) {
+    h = og_fnv_byte(h, 1);
+    h = og_fnv_tokens(h, og_buf_str(&gcc));
+  }
+  og_buf_free(&strict);
+  og_buf_free(&gcc);
   return h;
 }
 

@@ -17,7 +17,9 @@
  * it: a whole line, so no spec text can imitate it. */
 #define OG_FINGERPRINT_LINE "    .fingerprint = \"__OPSPEC_FINGERPRINT__\","
 
-/* A 64-bit FNV-1a hash of the C and CUDA code in `texts`, read as tokens: comments,
+/* A 64-bit FNV-1a hash of the C and CUDA code in `texts`, read as the compiler reads it
+ * (lines ending in a backslash spliced to the next first, so a `//` comment ending in
+ * one takes the next line with it) and as tokens: comments,
  * `#line` directives and the amount of white space do not count, so neither does the
  * spec's path, a moved body or an edited comment; any change to the code does. */
 uint64_t og_code_fingerprint(const og_buf *texts, size_t n);

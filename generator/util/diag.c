@@ -52,16 +52,38 @@ og_loc og_loc_advance(og_loc loc, size_t offset) {
   return loc;
 }
 
+size_t og_line_break(const char *p, const char *end) {
+  if (p >= end) return 0;
+  if (*p == '\n') return 1;
+  if (*p == '\r') return p + 1 < end && p[1] == '\n' ? 2 : 1;
+  const unsigned char *u = (const unsigned char *)p;
+  if (end - p >= 2 && u[0] == 0xC2 && u[1] == 0x85) return 2;                                   /* NEL */
+  if (end - p >= 3 && u[0] == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9)) return 3; /* LS, PS */
+  return 0;
+}
+
+const char *og_source_line(const og_source *src, int line, size_t *len) {
+  if (!src || line < 1) return NULL;
+  const char *p = src->text, *end = src->text + src->len;
+  for (int at = 1; at < line; ++at) {
+    size_t brk = 0;
+    while (p < end && !(brk = og_line_break(p, end))) ++p;
+    if (p >= end) return NULL;
+    p += brk;
+  }
+  if (p >= end && line > 1) return NULL; /* past the last line break: nothing to show */
+  const char *eol = p;
+  while (eol < end && !og_line_break(eol, end)) ++eol;
+  *len = (size_t)(eol - p);
+  return p;
+}
+
 /* Appends the quoted source line and a caret under `loc.col`. */
 static void og_diag_quote(og_buf *out, og_loc loc) {
-  const og_source *src = loc.src;
-  if (!src || loc.line < 1) return;
-  const char *p = src->text, *end = src->text + src->len;
-  for (int line = 1; line < loc.line && p < end; ++p)
-    if (*p == '\n') ++line;
-  if (p >= end && loc.line > 1) return;
-  const char *eol = memchr(p, '\n', (size_t)(end - p));
-  if (!eol) eol = end;
+  size_t len;
+  const char *p = og_source_line(loc.src, loc.line, &len);
+  if (!p) return;
+  const char *eol = p + len;
   int width = snprintf(NULL, 0, "%d", loc.line);
   og_buf_printf(out, " %d | %.*s\n", loc.line, (int)(eol - p), p);
   og_buf_printf(out, " %*s | ", width, "");

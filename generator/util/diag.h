@@ -46,6 +46,16 @@ og_source *og_source_read(const char *path, og_diag *d);
 og_source *og_source_from_string(const char *path, const char *text);
 void og_source_free(og_source *src);
 
+/* The length of the line break at `p` (before `end`) as libyaml counts lines: "\r\n",
+ * a lone "\r", "\n", and the UTF-8 NEL, LS and PS; 0 when `p` is not at one. Every
+ * place that maps an og_loc's line to text counts lines with it, so a spec with any
+ * kind of line end gets the same lines libyaml's marks name. */
+size_t og_line_break(const char *p, const char *end);
+/* The start of 1-based line `line` of `src` and, in *len, its length without the line
+ * break; NULL when the source has fewer lines (or the line is the empty one after a
+ * final line break). */
+const char *og_source_line(const og_source *src, int line, size_t *len);
+
 /* The location `offset` bytes into the single-line text that starts at `loc`. */
 og_loc og_loc_advance(og_loc loc, size_t offset);
 

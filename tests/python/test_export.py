@@ -185,6 +185,12 @@ kernel: |
   out[i] = 2 * x[i];
 """
 
+# `twice` as the slow test below exports it: its `//` comment ends in a backslash, so the
+# compiler reads the next line as part of the comment and out = 2 x. The edit drops the
+# backslash: the same text but for one comment character, and out = 3 x.
+SPLICED = TWICE.replace("2 * x[i];", "2 * x[i];  // the next line is part of this comment \\\n  out[i] = 3 * x[i];")
+UNSPLICED = SPLICED.replace(" \\\n", "\n")
+
 KEEP = (
     TWICE.replace("op: twice", "op: keep")
     .replace("out = 2 x; the test edits the body.", "out = x + 1.")
@@ -232,12 +238,13 @@ def _python(code: str, cwd, build) -> str:
 @pytest.mark.slow
 def test_an_export_made_before_a_kernel_edit_fails_naming_the_op(tmp_path):
     """A package of two ops, CPU only, built with the source tree; both exported in a
-    fresh process; `twice`'s body edited (2 x -> 3 x, same shapes) and the package
-    rebuilt; in another fresh process the old `twice` export fails, naming the op and
-    saying the kernel changed, while the old `keep` export runs, as do new exports."""
+    fresh process; `twice`'s body edited (2 x -> 3 x, same shapes, through a comment
+    that ended in a backslash: SPLICED) and the package rebuilt; in another fresh
+    process the old `twice` export fails, naming the op and saying the kernel changed,
+    while the old `keep` export runs, as do new exports."""
     project = tmp_path / "pinned"
     (project / "specs").mkdir(parents=True)
-    (project / "specs" / "twice.yaml").write_text(TWICE)
+    (project / "specs" / "twice.yaml").write_text(SPLICED)
     (project / "specs" / "keep.yaml").write_text(KEEP)
     gen = os.path.abspath(
         os.environ.get("OPSPEC_GEN")
@@ -284,7 +291,7 @@ def test_an_export_made_before_a_kernel_edit_fails_naming_the_op(tmp_path):
     rebuild()
     assert "exported" in _python(EXPORT.replace("TAG", "old"), project, build)
 
-    (project / "specs" / "twice.yaml").write_text(TWICE.replace("out[i] = 2 * x[i];", "out[i] = 3 * x[i];"))
+    (project / "specs" / "twice.yaml").write_text(UNSPLICED)
     rebuild()
     assert "exported" in _python(EXPORT.replace("TAG", "new"), project, build)
     want = {"twice_old": "2 * x", "keep_old": "x + 1", "twice_new": "3 * x", "keep_new": "x + 1"}
@@ -360,3 +367,14 @@ def test_the_fingerprint_follows_the_code_not_the_spec_text(tmp_path):
     assert fingerprint(TWICE.replace("2 * x[i];", "2 * x[i]; /* twice */"), "d") == base
     assert fingerprint(TWICE.replace("2 * x[i];", "3 * x[i];"), "e") != base
     assert fingerprint(TWICE.replace("T: [float32, float64]", "T: [float32]"), "f") != base
+    # A `//` comment ending in a backslash takes the next line with it, as the compiler
+    # reads it: dropping the backslash brings that line into the kernel (2 x -> 3 x) and
+    # changes the fingerprint; editing the swallowed line does not.
+    spliced = SPLICED
+    assert "comment \\\n" in spliced and UNSPLICED != SPLICED
+    hidden = fingerprint(spliced, "g")
+    assert fingerprint(spliced.replace("3 * x[i];", "4 * x[i];"), "h") == hidden
+    assert fingerprint(UNSPLICED, "i") != hidden
+    # C11 compilers read ??/ as a backslash (trigraphs) and GCC splices past white space.
+    for k, end in enumerate(("??/\n", "\\ \n")):
+        assert fingerprint(spliced.replace("\\\n", end), f"j{k}") != fingerprint(spliced.replace("\\\n", "\n"), f"k{k}")

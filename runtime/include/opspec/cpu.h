@@ -15,8 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* `fastmath: true` in a spec puts this after the includes of the op's <op>_cpu.c: the
- * kernels below may reassociate floating-point arithmetic (a reduction in a loop then
+/* `fastmath: true` in a spec puts this in the op's <op>_cpu.c right after this header,
+ * before the other opspec headers (GCC inlines no function compiled with other
+ * optimisation options, so their inline helpers must be under it too): the kernels below may reassociate floating-point arithmetic (a reduction in a loop then
  * vectorises), contract a*b+c into FMAs, ignore the sign of zero and assume no NaN and
  * no infinity, as -ffast-math's parts do (docs/spec.md, "fastmath"). Clang has a pragma
  * for the reassociation only. */
@@ -52,7 +53,8 @@ extern "C" {
 /* Threads a parallel loop may use, the calling thread included: the cap if set, else
  * OpenMP's default (the CPUs this process may run on). */
 int opspec_cpu_threads(void);
-/* True if a loop of `trips` iterations should run in parallel: at least the threshold,
+/* True if a loop of `trips` iterations (or, for the handler's portable loops, elements
+ * of work: runtime/src/handler.c) should run in parallel: at least the threshold,
  * more than one thread, and not already inside a parallel loop (a batch element on one
  * thread of a batched call, or a raw body's own OpenMP region). */
 bool opspec_cpu_parallel(int64_t trips);
@@ -63,7 +65,7 @@ bool opspec_cpu_parallel(int64_t trips);
 void opspec_cpu_zero(void *data, size_t bytes);
 
 void opspec_set_cpu_threads(int n);            /* 0: the default */
-void opspec_set_parallel_threshold(int64_t n); /* trips at which loops go parallel */
+void opspec_set_parallel_threshold(int64_t n); /* work at which loops go parallel (docs/performance.md) */
 int64_t opspec_parallel_threshold(void);
 
 #ifdef __cplusplus
