@@ -19,6 +19,16 @@ static atomic_bool opspec_checks_on = true;
 void opspec_set_checks(bool enabled) { atomic_store_explicit(&opspec_checks_on, enabled, memory_order_relaxed); }
 bool opspec_checks_enabled(void) { return atomic_load_explicit(&opspec_checks_on, memory_order_relaxed); }
 
+/* opspec.testing.check_op's test for unwritten outputs: off (-1) except while it runs. */
+static atomic_int opspec_fill_byte = -1;
+
+void opspec_set_output_fill(int byte) {
+  atomic_store_explicit(&opspec_fill_byte, byte >= 0 && byte <= 255 ? byte : -1, memory_order_relaxed);
+}
+int opspec_output_fill(void) { return atomic_load_explicit(&opspec_fill_byte, memory_order_relaxed); }
+
+int opspec_output_fill_value(int32_t dtype, int byte) { return dtype == OPSPEC_DT_bool ? byte & 1 : byte; }
+
 /* ---- the device scan, which the call frame carries ---------------------------------- */
 
 /* The type of opspec's node in a frame's extension list ("opsc"): XLA's types are small

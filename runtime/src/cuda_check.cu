@@ -85,3 +85,8 @@ extern "C" int OPSPEC_CHECK_FN(to_host)(void *stream_handle, void *dst, const vo
 extern "C" int OPSPEC_CHECK_FN(zero)(void *stream_handle, void *ptr, size_t bytes) {
   return (int)cudaMemsetAsync(ptr, 0, bytes, (cudaStream_t)stream_handle);
 }
+
+// opspec_cuda_backend.fill: fills outputs with check_op's byte (opspec_set_output_fill).
+extern "C" int OPSPEC_CHECK_FN(fill)(void *stream_handle, void *ptr, int value, size_t bytes) {
+  return (int)cudaMemsetAsync(ptr, value, bytes, (cudaStream_t)stream_handle);
+}

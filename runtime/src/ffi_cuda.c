@@ -187,6 +187,27 @@ static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opsp
   return false;
 }
 
+/* Before the launch, each output that shares no memory with an input: filled with
+ * check_op's byte while its test for unwritten outputs runs (opspec_set_output_fill),
+ * else given the backend's fresh contents (the simulator's garbage). 0 or a cudaError_t. */
+static int opspec_prefill_outputs(const opspec_op_desc *op, void *args, const opspec_bound *bound,
+                                  const opspec_cuda_backend *backend, void *stream, const size_t *output_bytes) {
+  const int fill = opspec_output_fill();
+  if (fill < 0 && !backend->fresh_output) return 0;
+  for (int32_t i = 0; i < op->noutputs; ++i) {
+    void *data = opspec_array_at(args, op->outputs[i].offset)->data;
+    if (opspec_shares_input(op, args, bound, data, output_bytes[i]) || !output_bytes[i]) continue;
+    if (fill < 0) {
+      backend->fresh_output(data, output_bytes[i]);
+      continue;
+    }
+    const int code = backend->fill(
+        stream, data, opspec_output_fill_value(opspec_bound_dtype(&op->outputs[i], bound), fill), output_bytes[i]);
+    if (code) return code;
+  }
+  return 0;
+}
+
 /* Allocates scratch, launches, frees: everything that runs with the call's device
  * current. `batch` NULL: one element; otherwise the whole batch in one launch per kernel
  * (op->cuda_batch_grid), whose outputs are every element's. */
@@ -215,14 +236,12 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
         (err = backend->alloc(cf, op->name, desc->name, scratch_bytes[allocated], &a->data)))
       break;
   }
-  if (!err && backend->fresh_output)
-    for (int32_t i = 0; i < op->noutputs; ++i)
-      if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
-        backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
-  const char *failed_kernel = NULL;
-  int code =
-      err ? 0
-          : opspec_cuda_launch_run(launch, op, bound, args, batch, stream, backend->zero, output_bytes, &failed_kernel);
+  const char *failed_kernel = "(fill outputs)";
+  int code = err ? 0 : opspec_prefill_outputs(op, args, bound, backend, stream, output_bytes);
+  if (!err && !code) {
+    failed_kernel = NULL;
+    code = opspec_cuda_launch_run(launch, op, bound, args, batch, stream, backend->zero, output_bytes, &failed_kernel);
+  }
   /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
   for (int32_t i = 0; i < allocated; ++i)
     backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
@@ -361,6 +380,7 @@ const opspec_cuda_backend opspec_cuda_gpu = {
     .first_bad = opspec_cudart_first_bad,
     .to_host = opspec_cudart_to_host,
     .zero = opspec_cudart_zero,
+    .fill = opspec_cudart_fill,
 };
 #endif
 
@@ -411,5 +431,6 @@ const opspec_cuda_backend opspec_cuda_sim = {
     .first_bad = opspec_sim_first_bad,
     .to_host = opspec_sim_to_host,
     .zero = opspec_sim_zero,
+    .fill = opspec_sim_fill,
 };
 #endif

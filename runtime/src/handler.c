@@ -277,6 +277,34 @@ typedef struct opspec_cpu_call {
   int rejected; /* set by a body's opspec_reject() (in_kernel checks) */
 } opspec_cpu_call;
 
+/* Whether `data` is an input's buffer: an output XLA aliased to that input. */
+static bool opspec_is_input(const XLA_FFI_CallFrame *cf, const void *data) {
+  for (int64_t i = 0; i < cf->args.size; ++i)
+    if (((const XLA_FFI_Buffer *)cf->args.args[i])->data == data) return true;
+  return false;
+}
+
+/* check_op's test for unwritten outputs (opspec_set_output_fill): each output that is
+ * not an input's memory, every batch element of it, filled with `byte` before the
+ * kernel runs; a widened bfloat16 output's float copy, which is what the kernel writes. */
+static void opspec_fill_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
+                                const opspec_widened *wide, int byte) {
+  for (int32_t o = 0; o < op->noutputs; ++o) {
+    const XLA_FFI_Buffer *buf = cf->rets.rets[o];
+    if (opspec_is_input(cf, buf->data)) continue;
+    size_t count = 1;
+    for (int64_t d = 0; d < buf->rank; ++d) count *= (size_t)buf->dims[d]; /* XLA allocated it: fits */
+    void *data = buf->data;
+    size_t elem = opspec_elem_size(&op->outputs[o], bound);
+    for (int32_t a = 0; a < wide->n; ++a)
+      if (wide->arrays[a].output && (void *)wide->arrays[a].data == buf->data) {
+        data = wide->arrays[a].copy;
+        elem = sizeof(float);
+      }
+    if (count) memset(data, opspec_output_fill_value(opspec_bound_dtype(&op->outputs[o], bound), byte), count * elem);
+  }
+}
+
 /* Everything before the kernel runs: decoding, content checks, bfloat16 copies, scratch.
  * opspec_cpu_end undoes what it did, whether it failed or not. */
 static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
@@ -296,6 +324,8 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
   if (op->kernel_checked) *opspec_rejected_flag(op, args) = &c->rejected;
   if (opspec_has_bfloat16(op, &c->bound) && (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
     return err;
+  const int fill = opspec_output_fill();
+  if (fill >= 0) opspec_fill_outputs(cf, op, &c->bound, &c->wide, fill);
   if (c->batch.rank) opspec_batch_point(&c->batch, op, args, 0);
   for (; c->allocated < op->nscratch; ++c->allocated) {
     size_t bytes;

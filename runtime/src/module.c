@@ -250,6 +250,20 @@ static PyObject *opspec_py_checks_enabled(PyObject *self, PyObject *unused) {
   return PyBool_FromLong(opspec_checks_enabled());
 }
 
+/* check_op's test for unwritten outputs: a byte 0..255 to fill outputs with before each
+ * kernel, or -1 for off (opspec_set_output_fill). */
+static PyObject *opspec_py_set_output_fill(PyObject *self, PyObject *arg) {
+  (void)self;
+  long byte = PyLong_AsLong(arg);
+  if (byte == -1 && PyErr_Occurred()) return NULL;
+  if (byte < -1 || byte > 255) {
+    PyErr_Format(PyExc_ValueError, "set_output_fill: expected a byte 0..255 or -1 (off), got %ld", byte);
+    return NULL;
+  }
+  opspec_set_output_fill((int)byte);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef opspec_py_methods[] = {
     {"handlers", opspec_py_handlers, METH_NOARGS, "List of (op name, cpu capsule, CUDA capsule or None)."},
     {"target_name", opspec_py_target_name, METH_O, "The FFI target name of an op: \"<package>_<op>\"."},
@@ -278,6 +292,8 @@ static PyMethodDef opspec_py_methods[] = {
     {"cpu_pool", opspec_py_cpu_pool, METH_NOARGS, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"set_checks", opspec_py_set_checks, METH_O, "Turn the input contents checks of every handler on or off."},
     {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the handlers check input contents."},
+    {"set_output_fill", opspec_py_set_output_fill, METH_O,
+     "Fill outputs with a byte before each kernel (-1: off); opspec.testing.check_op's unwritten check."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,6 +16,11 @@ from opspec.testing import check_op, op_record
 # that finite differences see: check the derivatives of V_out only.
 GRAD_OUTPUTS = {"lif_surrogate": ("V_out",)}
 SIZE = 6
+# Issue 31 F3: these shipped ops turn NaN into a number (relu and split give 0, max skips
+# it, stdp_update clips it), against their NumPy references. Their specs are fixed on
+# another branch (gen31); until it is merged they declare it with check_op(nan=False).
+# Remove each name once its spec propagates NaN.
+NAN_DROPPED = {"max", "relu", "split", "stdp_update"}
 
 
 def case(name, rng, n=SIZE):
@@ -31,6 +36,7 @@ def test_every_shipped_op_conforms(name, rng):
         make_args=lambda r: case(name, r)[0],
         reference=lambda *a, **k: reference(name, a, k, np.float64),
         grad_outputs=GRAD_OUTPUTS.get(name),
+        nan=name not in NAN_DROPPED,
         **attrs,
     )
     print(report)
@@ -41,7 +47,14 @@ def test_every_shipped_op_conforms(name, rng):
     assert ("backend cuda_sim" in report.ran) == simulated
     assert simulated or "backend cuda_sim" in report.not_applicable
     assert sum(r.startswith("vmap") for r in report.ran) == 2 ** len(args) - 1
+    # Every element of every output written, on every backend.
     record = op_record(getattr(opspec.ops, name))
+    if len(record.aliases) < len(record.outputs):
+        assert "unwritten cpu" in report.ran and ("unwritten cuda_sim" in report.ran) == simulated
+    # NaN in each float input gives the reference's NaN.
+    for spec, x in zip(record.inputs, args):
+        if x.dtype.kind == "f" and name not in NAN_DROPPED:
+            assert f"nan {spec.name}" in report.ran
     for spec, x in zip(record.inputs, args):
         if x.dtype.kind == "f":
             declared = spec.name in record.derivatives
@@ -102,7 +115,7 @@ def test_a_missing_simulator_is_skipped_not_passed(monkeypatch):
     documented idiom fails and says why."""
     monkeypatch.delitem(_targets.TARGETS, ("opspec", "relu", "cuda_sim"), raising=False)
     monkeypatch.setitem(_targets.UNAVAILABLE, ("opspec", "cuda_sim"), "opspec was built without the CUDA simulator")
-    report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0))
+    report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0), nan="relu" not in NAN_DROPPED)
     assert "built without the CUDA simulator" in report.skipped["backend cuda_sim"]
     assert "backend cuda_sim" not in report.ran
 
@@ -129,11 +142,17 @@ def test_a_transpose_inconsistent_with_the_op_fails(rng):
         check_op(dataclasses.replace(record, derivatives={"x": wrong}), *case("sum", rng)[0])
 
 
-def test_derivatives_are_skipped_without_x64(rng):
+def test_float64_derivatives_are_skipped_without_x64_and_float32_ones_run(rng):
     args, _ = case("sigmoid", rng)
     jax.config.update("jax_enable_x64", False)
     try:
         report = check_op(opspec.ops.sigmoid, *[a.astype(np.float32) for a in args])
+        # The declared derivative in float32, against finite differences of the op in float32.
+        assert "grad x in float32" in report.ran
+        wrong = _runtime.Derivative("elementwise", {"out": lambda out, **_: 1.2 * out * (1 - out)})
+        broken = dataclasses.replace(op_record(opspec.ops.sigmoid), derivatives={"x": wrong})
+        with pytest.raises(AssertionError, match=r"grad x in float32: .* finite differences of the op in float32"):
+            check_op(broken, *[a.astype(np.float32) for a in args])
     finally:
         jax.config.update("jax_enable_x64", True)
     assert "jax_enable_x64" in report.skipped["grad x"]

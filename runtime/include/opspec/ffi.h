@@ -359,6 +359,15 @@ XLA_FFI_CallFrame *opspec_frame_with_scan(XLA_FFI_CallFrame *frame, const XLA_FF
 void opspec_set_checks(bool enabled);
 bool opspec_checks_enabled(void);
 
+/* The byte every output that is not an input's memory is filled with before the kernel
+ * runs (CPU and CUDA handlers), or -1 (the default): opspec.testing.check_op runs each
+ * backend with two bytes and finds the elements no thread wrote (0xff fills every float
+ * dtype with NaN). A bool output gets the byte's lowest bit (opspec_output_fill_value),
+ * which keeps it a valid bool. Set from Python by <package>._opspec.set_output_fill. */
+void opspec_set_output_fill(int byte);
+int opspec_output_fill(void);
+int opspec_output_fill_value(int32_t dtype, int byte);
+
 /* The dtype (XLA code) of argument `index`. Only valid after opspec_bind_inputs. */
 int32_t opspec_arg_dtype(XLA_FFI_CallFrame *cf, int64_t index);
 

@@ -39,11 +39,13 @@ struct opspec_cuda_backend {
   /* The inputs' `check:`s on the device (cuda_check.cu; opspec_device_scan in
    * opspec/ffi.h): the check kernel on `stream` with its result in the 8 bytes of device
    * memory at `slot`, copied back after a synchronisation; a copy to the host after one;
-   * a memset to zero. Each 0 or a cudaError_t. */
+   * a memset to zero; a memset of `bytes` to the byte `value` (check_op's output fill,
+   * opspec_set_output_fill), ordered on `stream`. Each 0 or a cudaError_t. */
   int (*first_bad)(void *stream, void *slot, const void *data, int32_t dtype, int64_t count, uint64_t lo, uint64_t hi,
                    bool sorted, int64_t *first);
   int (*to_host)(void *stream, void *dst, const void *src, size_t bytes);
   int (*zero)(void *stream, void *ptr, size_t bytes);
+  int (*fill)(void *stream, void *ptr, int value, size_t bytes);
 };
 
 /* cuda_check.cu, compiled for a GPU (opspec_cudart_*) and for the simulator (opspec_sim_*). */
@@ -51,10 +53,12 @@ int opspec_cudart_first_bad(void *stream, void *slot, const void *data, int32_t 
                             uint64_t hi, bool sorted, int64_t *first);
 int opspec_cudart_to_host(void *stream, void *dst, const void *src, size_t bytes);
 int opspec_cudart_zero(void *stream, void *ptr, size_t bytes);
+int opspec_cudart_fill(void *stream, void *ptr, int value, size_t bytes);
 int opspec_sim_first_bad(void *stream, void *slot, const void *data, int32_t dtype, int64_t count, uint64_t lo,
                          uint64_t hi, bool sorted, int64_t *first);
 int opspec_sim_to_host(void *stream, void *dst, const void *src, size_t bytes);
 int opspec_sim_zero(void *stream, void *ptr, size_t bytes);
+int opspec_sim_fill(void *stream, void *ptr, int value, size_t bytes);
 
 /* XLA's stream and allocator, the CUDA runtime's devices (built with OPSPEC_WITH_CUDA). */
 XLA_FFI_Error *opspec_cuda_stream(XLA_FFI_CallFrame *cf, const char *op, int device, void **stream);

@@ -2,6 +2,9 @@
 
 ``check_op(op, *args, **attrs)`` runs, for one op and one set of example arguments:
 
+- ``unwritten``: every backend twice, the handler filling the outputs with all-ones
+  bytes (NaN) and then zero bytes before the kernel; an element that differs was not
+  written (``opspec/_unwritten_check.py``);
 - ``reference``: the outputs against a reference function, when one is given;
 - ``dtype``, ``rank``, ``symbol``: a call with a wrong dtype, a wrong rank, or a shape
   symbol inconsistent between inputs raises ``opspec._runtime.OpError`` naming the op and
@@ -9,6 +12,9 @@
 - ``jit``: eager == ``jax.jit``;
 - ``backend``: every other backend the op has in this process (its CUDA kernels on the
   CUDA simulator, ``backend="cuda_sim"``, and on a GPU, ``"cuda"``) == its CPU kernel;
+- ``nan``: with NaN at some positions of each float input, the outputs against the
+  reference's and the CPU kernel's, NaN positions included (``opspec/_nan_check.py``;
+  ``nan=False`` declares an op that treats NaN otherwise);
 - ``vmap``: ``jax.vmap`` == a Python loop, batch size 3, for every combination of
   batched (``in_axes=0``) and unbatched (``None``) inputs with at least one batched;
 - ``alias``: where an output aliases an input, ``jax.jit`` with that input donated
@@ -16,10 +22,13 @@
 - ``zero-size``: each shape symbol (and a leading ``...``) set to 0 runs and gives the
   output shapes the spec implies;
 - ``split``: for each symbol the spec declares ``independent:`` (or ``reduce:``), the op
-  on pieces of the inputs cut along it (uneven, and one of a single element) equals the
-  whole call: the outputs concatenated (or combined with the declared ``sum``, ``max``,
-  ``min``), as the sharding rule would use them; a false declaration fails here
-  (``opspec/_split_check.py``);
+  on pieces of the inputs cut along it (several cuts; for ``max``/``min`` with the
+  extreme in each piece in turn) equals the whole call: the outputs concatenated (or
+  combined with the declared ``sum``, ``max``, ``min``), as the sharding rule would use
+  them; a false declaration fails here (``opspec/_split_check.py``);
+- ``grad <input> in <dtype>``: for a float32, bfloat16 or float16 example, the declared
+  derivatives in that dtype against finite differences of a float64 (or float32)
+  evaluation (``opspec/_grad_check.py``);
 - ``grad``: ``jax.test_util.check_grads`` (forward and reverse, order 2) in float64 for
   every float input with a declared derivative (only under ``jax_enable_x64``), and an
   ``OpError`` naming the input for every float input without one.
@@ -45,7 +54,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _split_check, _targets
+from opspec import _grad_check, _nan_check, _split_check, _targets, _unwritten_check
 from opspec._bind import bind, convert_attr
 from opspec._derivatives import FORMULA_MODULES
 from opspec._runtime import as_array, call, record_of
@@ -213,7 +222,8 @@ def _x64() -> bool:
 
 
 def _is_float(dtype: Any) -> bool:
-    return np.issubdtype(np.dtype(dtype), np.floating)
+    """A float dtype, bfloat16 (ml_dtypes, which NumPy does not count as floating) included."""
+    return bool(jnp.issubdtype(np.dtype(dtype), jnp.floating))
 
 
 def _close(got: Any, want: Any, rtol: float | None, atol: float | None) -> None:
@@ -222,6 +232,8 @@ def _close(got: Any, want: Any, rtol: float | None, atol: float | None) -> None:
     if _is_float(got.dtype):
         tight = 1e-5 if got.dtype.itemsize <= 4 else 1e-12
         r = tight if rtol is None else rtol
+        if got.dtype.itemsize <= 2:  # NumPy's comparison knows no bfloat16: exactly widened
+            got, want = got.astype(np.float32), np.asarray(want, np.float32)
         np.testing.assert_allclose(got, want, rtol=r, atol=r if atol is None else atol)
     else:
         np.testing.assert_array_equal(got, want)
@@ -246,6 +258,7 @@ class _Checker:
         self.make_args = options["make_args"]
         self.rtol, self.atol = options["rtol"], options["atol"]
         self.grad_outputs = options["grad_outputs"]
+        self.reference, self.nan = options["reference"], options["nan"]
         self.report = CheckReport(f"{self.record.package}.ops.{self.record.name}")
         self.random = not args and self.make_args is None
         if not args:
@@ -435,22 +448,27 @@ class _Checker:
         self.ran("jit")
         return eager
 
+    def backends(self) -> list:
+        """The backends the op has in this process: "cpu", then "cuda_sim" and "cuda"
+        where it has kernels there."""
+        package, name = self.record.package, self.record.name
+        return ["cpu"] + [b for b in ("cuda_sim", "cuda") if (package, name, b) in _targets.TARGETS]
+
     def check_backends(self) -> None:
         """The op's CUDA kernels, on the simulator and on a GPU where this process has
         them, against its CPU kernel, on the example arguments."""
-        package, name = self.record.package, self.record.name
-        want = None
+        package = self.record.package
+        here = self.backends()
+        want = self.on_backend("cpu") if len(here) > 1 else ()
         for backend in ("cuda_sim", "cuda"):
             check = f"backend {backend}"
-            if (package, name, backend) not in _targets.TARGETS:
+            if backend not in here:
                 why = _targets.UNAVAILABLE.get((package, backend))
                 if backend == "cuda_sim" and why is not None:
                     self.skip(check, f"{why}: the op's CUDA kernels, if it has any, are not compared")
                 else:
                     self.not_applicable(check, why or "the op has no CUDA kernels")
                 continue
-            if want is None:
-                want = self.on_backend("cpu")
             self.compare(f"{check} (against backend 'cpu')", self.on_backend(backend), want)
             self.ran(check)
 
@@ -539,8 +557,6 @@ class _Checker:
         return f
 
     def check_grads(self) -> None:
-        from jax.test_util import check_grads
-
         rec = self.record
         float_inputs = [i for i, s in enumerate(rec.inputs) if _is_float(self.args[i].dtype)]
         if not float_inputs:
@@ -564,32 +580,77 @@ class _Checker:
                     f"{self.report.op}: {name}: the spec declares no derivative for input '{spec.name}', "
                     "but jax.jvp did not raise an OpError"
                 )
-            if not _x64():
-                self.skip(name, "derivatives are checked in float64: enable jax_enable_x64")
-                continue
-            allowed = rec.types.get(spec.dtype, (spec.dtype,))
-            if "float64" not in allowed:
-                self.skip(name, "the input has no float64 type")
-                continue
-            types = {t: np.dtype("float64") if t == spec.dtype else d for t, d in self.dtypes.items()}
-            args = [a.astype(np.float64) if s.dtype == spec.dtype else a for s, a in zip(rec.inputs, self.args)]
-            keep = [
-                j
-                for j, o in enumerate(rec.outputs)
-                if _is_float(types.get(o.dtype, o.dtype)) and (self.grad_outputs is None or o.name in self.grad_outputs)
-            ]
+            keep = self.kept_outputs(self.dtypes)
             if not keep:
                 self.skip(name, "no float outputs to differentiate")
                 continue
-            try:
-                check_grads(jax.jit(self.of_one_input(i, args, keep)), (args[i],), order=2, modes=("fwd", "rev"))
-            except AssertionError as e:
-                outs = ", ".join(rec.outputs[j].name for j in keep)
-                raise AssertionError(
-                    f"{self.report.op}: {name}: the declared derivative of ({outs}) with respect to "
-                    f"'{spec.name}' disagrees with finite differences in float64: {e}"
-                ) from None
-            self.ran(name)
+            own = np.dtype(jax.dtypes.canonicalize_dtype(self.args[i].dtype))
+            if own != np.float64:
+                _grad_check.check_own_precision(self, i, keep, self.reference)
+            self.check_grad_float64(i, name, own)
+
+    def kept_outputs(self, types: dict) -> list:
+        """The outputs whose derivatives are checked: the float ones (under `types`) that
+        grad_outputs names, or all of them."""
+        return [
+            j
+            for j, o in enumerate(self.record.outputs)
+            if _is_float(types.get(o.dtype, o.dtype)) and (self.grad_outputs is None or o.name in self.grad_outputs)
+        ]
+
+    def check_grad_float64(self, i: int, name: str, own: np.dtype) -> None:
+        """Input i's declared derivatives in float64, to order 2 (check_grads)."""
+        from jax.test_util import check_grads
+
+        rec = self.record
+        spec = rec.inputs[i]
+        checked = f"{name} in {own.name}" in self.report.ran
+        also = f": its derivative is checked in {own.name} ('{name} in {own.name}')" if checked else ""
+        allowed = rec.types.get(spec.dtype, (spec.dtype,))
+        if "float64" not in allowed:
+            (self.not_applicable if checked else self.skip)(name, f"the input has no float64 type{also}")
+            return
+        if not _x64():
+            self.skip(name, f"derivatives are checked in float64 (to order 2) under jax_enable_x64, which is off{also}")
+            return
+        types = {t: np.dtype("float64") if t == spec.dtype else d for t, d in self.dtypes.items()}
+        args = [a.astype(np.float64) if s.dtype == spec.dtype else a for s, a in zip(rec.inputs, self.args)]
+        keep = self.kept_outputs(types)
+        try:
+            check_grads(
+                jax.jit(self.of_one_input(i, args, keep)),
+                (args[i],),
+                order=2,
+                modes=("fwd", "rev"),
+                rtol=self.rtol,
+                atol=self.atol,
+            )
+        except AssertionError as e:
+            outs = ", ".join(rec.outputs[j].name for j in keep)
+            raise AssertionError(
+                f"{self.report.op}: {name}: the declared derivative of ({outs}) with respect to "
+                f"'{spec.name}' disagrees with finite differences in float64: {e}"
+            ) from None
+        self.ran(name)
+
+    def fail_grad(
+        self,
+        name: str,
+        input: str,
+        outs: str,
+        mode: str,
+        source: str,
+        err: float,
+        size: float,
+        rtol: float,
+        atol: float,
+    ) -> None:
+        """Raises the failure of a `grad <input> in <dtype>` check (opspec/_grad_check.py)."""
+        raise AssertionError(
+            f"{self.report.op}: {name}: the declared derivative of ({outs}) with respect to '{input}', in {mode}, "
+            f"disagrees with finite differences of {source}: error {err:.3g} against a size of {size:.3g} "
+            f"(rtol={rtol:g}, atol={atol:g}: check_op's rtol= and atol= set them)"
+        )
 
 
 def check_op(
@@ -600,6 +661,7 @@ def check_op(
     grad_outputs: Sequence[str] | None = None,
     rtol: float | None = None,
     atol: float | None = None,
+    nan: bool = True,
     seed: int = 0,
     **attrs: Any,
 ) -> CheckReport:
@@ -610,19 +672,30 @@ def check_op(
       from ``make_args(rng)`` or, without it, are random with the spec's shapes and
       dtypes (a float type variable is float64 under ``jax_enable_x64``, else float32).
       Give them where random contents are invalid (CSR structure, indices).
-    reference: ``reference(*args, **attrs)`` -> the expected outputs, compared first.
+    reference: ``reference(*args, **attrs)`` -> the expected outputs, compared first,
+      and again with NaN among the inputs (NaN positions too).
     grad_outputs: the output names whose derivatives are compared with finite
       differences (default: every float output); leave out a surrogate gradient's.
-    rtol/atol: tolerance of the reference comparison (and of eager == jit and vmap ==
-      loop, which default to 1e-5 in float32, 1e-12 in float64). attrs: the op's attributes.
+    rtol/atol: tolerance of every comparison where given: the reference, eager == jit
+      and vmap == loop (default 1e-5 in float32, 1e-12 in float64), and the derivatives
+      (default: check_grads' in float64; by dtype in float32, bfloat16 and float16,
+      opspec._grad_check.TOLERANCES).
+    nan: False declares that the op does not propagate NaN as its reference does: the
+      ``nan`` checks are left out (the report says so).
+    attrs: the op's attributes.
     """
-    checker = _Checker(
-        op, args, attrs, dict(make_args=make_args, rtol=rtol, atol=atol, seed=seed, grad_outputs=grad_outputs)
+    options = dict(
+        make_args=make_args, rtol=rtol, atol=atol, seed=seed, grad_outputs=grad_outputs, reference=reference, nan=nan
     )
+    checker = _Checker(op, args, attrs, options)
+    # First: an unwritten element is garbage that any later comparison would show as a
+    # mere difference.
+    _unwritten_check.check_unwritten(checker, checker.backends())
     checker.check_reference(reference)
     checker.check_rejection()
     eager = checker.check_jit()
     checker.check_backends()
+    _nan_check.check_nan(checker, reference, checker.backends(), nan, _outputs)
     checker.check_vmap()
     checker.check_aliases(eager)
     _split_check.check_splits(checker, eager, _close)
