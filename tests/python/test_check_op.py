@@ -16,11 +16,10 @@ from opspec.testing import check_op, op_record
 # that finite differences see: check the derivatives of V_out only.
 GRAD_OUTPUTS = {"lif_surrogate": ("V_out",)}
 SIZE = 6
-# Issue 31 F3: these shipped ops turn NaN into a number (relu and split give 0, max skips
-# it, stdp_update clips it), against their NumPy references. Their specs are fixed on
-# another branch (gen31); until it is merged they declare it with check_op(nan=False).
-# Remove each name once its spec propagates NaN.
-NAN_DROPPED = {"max", "relu", "split", "stdp_update"}
+# Shipped ops propagate NaN as their references do (issue 31 F3), except where a spec
+# says otherwise: the example ML row ops with fastmath: (docs/spec.md, "The example ML
+# ops") give an unspecified row for a NaN in it, so they declare check_op(nan=False).
+NAN_UNSPECIFIED = {"layer_norm", "rms_norm", "softmax", "softmax_cross_entropy"}
 
 
 def case(name, rng, n=SIZE):
@@ -36,7 +35,7 @@ def test_every_shipped_op_conforms(name, rng):
         make_args=lambda r: case(name, r)[0],
         reference=lambda *a, **k: reference(name, a, k, np.float64),
         grad_outputs=GRAD_OUTPUTS.get(name),
-        nan=name not in NAN_DROPPED,
+        nan=name not in NAN_UNSPECIFIED,
         **attrs,
     )
     print(report)
@@ -53,7 +52,7 @@ def test_every_shipped_op_conforms(name, rng):
         assert "unwritten cpu" in report.ran and ("unwritten cuda_sim" in report.ran) == simulated
     # NaN in each float input gives the reference's NaN.
     for spec, x in zip(record.inputs, args):
-        if x.dtype.kind == "f" and name not in NAN_DROPPED:
+        if x.dtype.kind == "f" and name not in NAN_UNSPECIFIED:
             assert f"nan {spec.name}" in report.ran
     for spec, x in zip(record.inputs, args):
         if x.dtype.kind == "f":
@@ -115,7 +114,7 @@ def test_a_missing_simulator_is_skipped_not_passed(monkeypatch):
     documented idiom fails and says why."""
     monkeypatch.delitem(_targets.TARGETS, ("opspec", "relu", "cuda_sim"), raising=False)
     monkeypatch.setitem(_targets.UNAVAILABLE, ("opspec", "cuda_sim"), "opspec was built without the CUDA simulator")
-    report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0), nan="relu" not in NAN_DROPPED)
+    report = check_op(opspec.ops.relu, reference=lambda x: np.maximum(x, 0), nan=True)
     assert "built without the CUDA simulator" in report.skipped["backend cuda_sim"]
     assert "backend cuda_sim" not in report.ran
 
