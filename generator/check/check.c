@@ -15,6 +15,7 @@
 #include "util/c_idents.h"
 #include "check/names.h"
 #include "check/derivs.h"
+#include "check/halo.h"
 
 typedef struct og_name {
   const char *name;
@@ -560,6 +561,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
   og_check_reduce(op, d);
   og_check_independent(op, d);
+  og_check_halo(op, d);
   og_check_in_kernel(op, d);
 }
 

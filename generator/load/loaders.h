@@ -36,4 +36,7 @@ void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d);
 void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d);
 void og_load_independent(og_op *op, const og_ynode *list, og_diag *d);
 
+/* load/halo.c: halo. */
+void og_load_halo(og_op *op, const og_ynode *m, og_diag *d);
+
 #endif /* OG_LOADERS_H */

@@ -107,6 +107,8 @@ void og_op_free(og_op *op) {
   free(op->reduce);
   for (size_t i = 0; i < op->nindependent; ++i) free(op->independent[i].symbol);
   free(op->independent);
+  for (size_t i = 0; i < op->nhalo; ++i) free(op->halo[i].symbol);
+  free(op->halo);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   og_expr_free(op->bytes);
