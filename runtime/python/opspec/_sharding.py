@@ -41,6 +41,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from opspec import _halo
 from opspec._jax_private import ShapedArray, custom_partitioning, lowering_axis_context
 from opspec._spec import Array, Op, OpError
 
@@ -53,6 +54,8 @@ class Rule:
     reduced: dict = dataclasses.field(default_factory=dict)  # factor -> "sum", "max", "min"
     extents: dict = dataclasses.field(default_factory=dict)  # factor -> its global extent
     uneven: set = dataclasses.field(default_factory=set)  # shardable, but the device count does not divide it
+    halo: dict = dataclasses.field(default_factory=dict)  # pass-through factor -> (before, after): _halo.py
+    op: str = ""  # the op, for warnings
 
     def shardable(self, f: str) -> bool:
         return f in self.passthrough or f in self.reduced
@@ -124,6 +127,8 @@ def rule(
         return f.startswith("s_") and f[2:] in declared
 
     passthrough = {f for f in in_factors & out_factors if declared_independent(f)}
+    halo = _halo.factors(op, in_factors & out_factors)
+    passthrough |= set(halo)
     # A reduction is a symbol in no output (the generator checks the spec says so); the
     # '...' group reduces as a whole.
     reduced = {}
@@ -139,7 +144,7 @@ def rule(
     passthrough -= uneven
     reduced = {f: how for f, how in reduced.items() if f not in uneven}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough, reduced, extents, uneven)
+    return Rule(inputs, outputs, passthrough, reduced, extents, uneven, halo, f"{op.package}.ops.{op.name}")
 
 
 def axes_of(r: Rule, shardings: Sequence) -> dict:
@@ -160,7 +165,7 @@ def axes_of(r: Rule, shardings: Sequence) -> dict:
             if used & set(names):
                 continue  # a mesh axis shards one factor at most
             parts = int(np.prod([mesh_shape.get(n, 1) for n in names], dtype=np.int64))
-            if parts > 1 and r.extents.get(f, 0) % parts:
+            if parts > 1 and (r.extents.get(f, 0) % parts or not _halo.fits(r, f, parts)):
                 continue
             found[f] = axes
             used |= set(names)
@@ -233,6 +238,7 @@ def partitioned(ctx: Any, params: dict, make_body: Callable[[Sequence], Callable
         params["batch_mask"],
         devices,
     )
+    _halo.warn_uneven(r)
     if r.uneven or (_OLD_PARTITIONER and any(e > 1 and e % devices for e in r.extents.values())):
         # Lowered as a plain custom call, which both partitioners replicate: the unsharded
         # call, on whole arrays, wherever the operands were sharded.
@@ -277,7 +283,7 @@ def partitioned(ctx: Any, params: dict, make_body: Callable[[Sequence], Callable
             return tuple(out)
 
         local_out = [ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)]
-        lower = make_body(local_out)
+        lower = _halo.wrap(r, found, mesh, local_out, make_body) or make_body(local_out)
         # Each sharded reduction combines every output across its mesh axes.
         combine = [(_COLLECTIVES[r.reduced[f]], found[f]) for f in r.reduction() if f in found]
 

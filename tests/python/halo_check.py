@@ -1,0 +1,105 @@
+"""Run by test_halo.py in a fresh process: XLA's 4 virtual CPU devices must be set before
+JAX starts. Arguments: a seed, and the folder of the test-only package `halos`
+(halo_ops.py). Prints one line per failure and ends with "<k> failures"."""
+
+import os
+import sys
+import warnings
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import halos  # noqa: E402
+import numpy as np  # noqa: E402
+from halo_ops import reference  # noqa: E402
+from jax.sharding import NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+rng = np.random.default_rng(int(sys.argv[1]))
+line = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+square = jax.make_mesh((2, 2), ("a", "b"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+failures = []
+
+
+def data(shape: tuple, dtype: type) -> np.ndarray:
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-1000, 1000, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def check(label: str, f, x: np.ndarray, mesh, spec: P, want: np.ndarray, sharded: bool = True) -> None:
+    """f(x sharded as `spec`) equals `want` bitwise; where `sharded`, the compiled HLO
+    exchanges edges (collective-permute), never gathers, and the output stays sharded."""
+    placed = jax.device_put(x, NamedSharding(mesh, spec))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jitted = jax.jit(f)
+        got = jitted(placed)
+        hlo = jitted.lower(placed).compile().as_text()
+    gathered = [str(w.message) for w in caught if "gathers" in str(w.message)]
+    if got.shape != want.shape or not np.array_equal(np.asarray(got), want):
+        failures.append(f"{label}: differs from the unsharded result")
+    if sharded:
+        if "all-gather" in hlo:
+            failures.append(f"{label}: the compiled HLO gathers")
+        if "collective-permute" not in hlo:
+            failures.append(f"{label}: the compiled HLO exchanges no edges")
+        if got.sharding.is_fully_replicated:
+            failures.append(f"{label}: the output is replicated")
+        if gathered:
+            failures.append(f"{label}: warned {gathered}")
+    elif not gathered:
+        failures.append(f"{label}: gathered without a warning")
+
+
+# 1. Sharded along each halo dim, with the whole arrays' edges on the first and last shards.
+for dtype in (np.int32, np.float32, np.float64):
+    x = data((32,), dtype)
+    check(f"stencil3 {dtype.__name__}", halos.ops.stencil3, x, line, P("d"), reference("stencil3", x))
+x = data((32,), np.float64)
+check("smooth_edges", halos.ops.smooth_edges, x, line, P("d"), np.asarray(halos.ops.smooth_edges(x)))
+if not np.allclose(np.asarray(halos.ops.smooth_edges(x)), reference("smooth_edges", x), rtol=1e-15):
+    failures.append("smooth_edges: unsharded result differs from NumPy")
+for dtype in (np.int32, np.float64):
+    x = data((32,), dtype)
+    check(f"causal3 {dtype.__name__}", halos.ops.causal3, x, line, P("d"), reference("causal3", x))
+    u = data((16, 12), dtype)
+    want = reference("laplace5", u)
+    check(f"laplace5 {dtype.__name__} rows", halos.ops.laplace5, u, line, P("d", None), want)
+    check(f"laplace5 {dtype.__name__} columns", halos.ops.laplace5, u, line, P(None, "d"), want)
+    check(f"laplace5 {dtype.__name__} 2x2", halos.ops.laplace5, u, square, P("a", "b"), want)
+    check(f"laplace5 {dtype.__name__} rows over 2x2", halos.ops.laplace5, u, square, P(("a", "b"), None), want)
+
+# 2. Under vmap: the batch dim and the halo dim both stay sharded.
+xb = data((4, 32), np.int32)  # a batch of 3 is uneven over 4 devices: the call would gather
+want = np.stack([reference("stencil3", r) for r in xb])
+check("vmap stencil3", jax.vmap(halos.ops.stencil3), xb, line, P(None, "d"), want)
+xb = data((4, 8), np.int32)
+check(
+    "vmap stencil3 over 2x2",
+    jax.vmap(halos.ops.stencil3),
+    xb,
+    square,
+    P("a", "b"),
+    np.stack([reference("stencil3", r) for r in xb]),
+)
+
+# 3. Gathered, with a warning: an extent 4 does not divide, and blocks narrower than the radius.
+x = data((30,), np.int32)
+check("stencil3 30 over 4", halos.ops.stencil3, x, line, P(), reference("stencil3", x), sharded=False)
+x = data((4,), np.int32)
+check("causal3 blocks of 1, radius 2", halos.ops.causal3, x, line, P("d"), reference("causal3", x), sharded=False)
+
+# 4. Size 0.
+x = np.zeros((0,), np.float64)
+got = jax.jit(halos.ops.stencil3)(jax.device_put(x, NamedSharding(line, P("d"))))
+if got.shape != (0,):
+    failures.append(f"stencil3 size 0: shape {got.shape}")
+
+for f in failures:
+    print(f)
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,53 @@
+"""`halo:` (docs/spec.md, "halo"; docs/transformations.md, "Halo"): stencils sharded along
+their halo dims exchange edges with their neighbours instead of gathering, and equal the
+unsharded call bitwise. The 4-device checks run in a fresh process (halo_check.py), since
+the device count is fixed when JAX starts."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def halos_package(tmp_path_factory):
+    import halo_ops
+
+    folder = halo_ops.build(tmp_path_factory.mktemp("halos"))
+    sys.path.insert(0, str(folder))
+    return folder
+
+
+def test_the_op_record_carries_the_radii(halos_package):
+    import halos
+
+    assert halos.ops._op_stencil3.halo == {"n": (1, 1)}
+    assert halos.ops._op_laplace5.halo == {"m": (1, 1), "n": (1, 1)}
+    assert halos.ops._op_causal3.halo == {"n": (2, 0)}
+
+
+@pytest.mark.parametrize("name", ["stencil3", "causal3", "smooth_edges"])
+def test_unsharded_calls_match_numpy(halos_package, rng, name):
+    import halo_ops
+    import halos
+
+    x = rng.standard_normal(33)
+    np.testing.assert_allclose(np.asarray(getattr(halos.ops, name)(x)), halo_ops.reference(name, x), rtol=1e-14)
+
+
+def test_sharded_stencils_exchange_edges_and_match(rng, halos_package):
+    here = Path(__file__).parent
+    paths = [str(halos_package), str(here), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    r = subprocess.run(
+        [sys.executable, str(here / "halo_check.py"), str(int(rng.integers(1 << 31)))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("0 failures")
