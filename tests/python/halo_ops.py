@@ -76,6 +76,36 @@ SPECS = {
             y[i] = (x[i - 1] + 2 * x[i] + x[i + 1]) / 4;
         halo: {n: 1}
         """,
+    # Two false declarations, for check_op: a radius too small, and a body that reads its
+    # absolute index (right on the whole array, wrong on a block).
+    "stencil3_narrow": """\
+        op: stencil3_narrow
+        doc: stencil3, declared with a radius of 0.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          const T left = i > 0 ? x[i - 1] : (T)0;
+          const T right = i + 1 < n ? x[i + 1] : (T)0;
+          y[i] = left - 2 * x[i] + right;
+        halo: {n: 0}
+        """,
+    "ramp": """\
+        op: ramp
+        doc: y[i] = i * x[i] + x[i - 1], which reads its absolute index.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          y[i] = (T)i * x[i] + (i > 0 ? x[i - 1] : (T)0);
+        halo: {n: [1, 0]}
+        """,
 }
 
 

@@ -51,3 +51,26 @@ def test_sharded_stencils_exchange_edges_and_match(rng, halos_package):
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().endswith("0 failures")
+
+
+@pytest.mark.parametrize("name", ["stencil3", "laplace5", "causal3", "smooth_edges"])
+def test_check_op_passes_true_declarations(halos_package, name):
+    import halos
+
+    from opspec.testing import check_op
+
+    report = check_op(getattr(halos.ops, name), seed=3)
+    assert any(r.startswith("halo") for r in report.ran), report
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [("stencil3_narrow", r"halo: \{n: \[0, 0\]\}` is false"), ("ramp", r"halo: \{n: \[1, 0\]\}` is false")],
+)
+def test_check_op_catches_false_declarations(halos_package, name, why):
+    import halos
+
+    from opspec.testing import check_op
+
+    with pytest.raises(AssertionError, match=why):
+        check_op(getattr(halos.ops, name))
