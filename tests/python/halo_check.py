@@ -63,9 +63,11 @@ x = data((32,), np.float64)
 check("smooth_edges", halos.ops.smooth_edges, x, line, P("d"), np.asarray(halos.ops.smooth_edges(x)))
 if not np.allclose(np.asarray(halos.ops.smooth_edges(x)), reference("smooth_edges", x), rtol=1e-15):
     failures.append("smooth_edges: unsharded result differs from NumPy")
+for dtype in (np.float32, np.float64):
+    for name in ("causal3", "anticausal3"):
+        x = data((32,), dtype)
+        check(f"{name} {dtype.__name__}", getattr(halos.ops, name), x, line, P("d"), reference(name, x))
 for dtype in (np.int32, np.float64):
-    x = data((32,), dtype)
-    check(f"causal3 {dtype.__name__}", halos.ops.causal3, x, line, P("d"), reference("causal3", x))
     u = data((16, 12), dtype)
     want = reference("laplace5", u)
     check(f"laplace5 {dtype.__name__} rows", halos.ops.laplace5, u, line, P("d", None), want)
@@ -87,13 +89,25 @@ check(
     np.stack([reference("stencil3", r) for r in xb]),
 )
 
-# 3. Gathered, with a warning: an extent 4 does not divide, and blocks narrower than the radius.
+# 3. Gradients: a linear stencil's JVP is the op on the tangent (the same radius), its
+# transpose the op its spec names (causal3's is the mirrored anticausal3, and back).
+for name, mirror in (("causal3", "anticausal3"), ("anticausal3", "causal3")):
+    x = data((32,), np.float64)
+    op = getattr(halos.ops, name)
+    grad = jax.grad(lambda x, _op=op: 0.5 * (_op(x) ** 2).sum())  # the cotangent op(x) is sharded too
+    whole = np.asarray(jax.jit(grad)(x))
+    if not np.allclose(whole, reference(mirror, reference(name, x)), rtol=1e-13):
+        failures.append(f"grad {name}: the unsharded gradient differs from NumPy")
+    check(f"grad {name}", grad, x, line, P("d"), whole)
+    check(f"jvp {name}", lambda x, _op=op: jax.jvp(_op, (x,), (x,))[1], x, line, P("d"), reference(name, x))
+
+# 4. Gathered, with a warning: an extent 4 does not divide, and blocks narrower than the radius.
 x = data((30,), np.int32)
 check("stencil3 30 over 4", halos.ops.stencil3, x, line, P(), reference("stencil3", x), sharded=False)
-x = data((4,), np.int32)
+x = data((4,), np.float64)
 check("causal3 blocks of 1, radius 2", halos.ops.causal3, x, line, P("d"), reference("causal3", x), sharded=False)
 
-# 4. Size 0.
+# 5. Size 0.
 x = np.zeros((0,), np.float64)
 got = jax.jit(halos.ops.stencil3)(jax.device_put(x, NamedSharding(line, P("d"))))
 if got.shape != (0,):

@@ -1,6 +1,6 @@
 """Test-only stencils that declare `halo:` (docs/spec.md, "halo"), each with a boundary
 branch of its own, written as a new user would: a 1-D 3-point stencil, a 2-D 5-point
-Laplacian, a causal filter (radius [2, 0]) and a 1-D stencil whose edges are copied, not
+Laplacian, a causal filter (radius [2, 0]) with its transpose (radius [0, 2]), and a 1-D stencil whose edges are copied, not
 zero-padded. `build(folder)` builds them once into the package `halos` (CMake, CUDA OFF:
 builds.py) and returns the folder to put on sys.path / PYTHONPATH; `reference` gives
 their NumPy results."""
@@ -47,7 +47,7 @@ SPECS = {
     "causal3": """\
         op: causal3
         doc: Causal filter along a sequence, y[i] = x[i] + 2 x[i-1] + 3 x[i-2], zero before it.
-        types: {T: [int32, float64]}
+        types: {T: [float32, float64]}
         inputs:
           - {name: x, dtype: T, shape: [n]}
         outputs:
@@ -59,6 +59,26 @@ SPECS = {
           if (i >= 2) acc += 3 * x[i - 2];
           y[i] = acc;
         halo: {n: [2, 0]}
+        derivatives:
+          x: {transpose: "ops.anticausal3(y_bar)"}  # the mirrored stencil
+        """,
+    "anticausal3": """\
+        op: anticausal3
+        doc: The transpose of causal3, y[i] = x[i] + 2 x[i+1] + 3 x[i+2], zero after it.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          T acc = x[i];
+          if (i + 1 < n) acc += 2 * x[i + 1];
+          if (i + 2 < n) acc += 3 * x[i + 2];
+          y[i] = acc;
+        halo: {n: [0, 2]}
+        derivatives:
+          x: {transpose: "ops.causal3(y_bar)"}
         """,
     "smooth_edges": """\
         op: smooth_edges
@@ -131,6 +151,9 @@ def reference(name: str, x: np.ndarray) -> np.ndarray:
     if name == "causal3":
         p = np.pad(x, (2, 0))
         return x + 2 * p[1:-1] + 3 * p[:-2]
+    if name == "anticausal3":
+        p = np.pad(x, (0, 2))
+        return x + 2 * p[1:-1] + 3 * p[2:]
     if name == "smooth_edges":
         y = x.copy()
         y[1:-1] = (x[:-2] + 2 * x[1:-1] + x[2:]) / 4
