@@ -75,6 +75,11 @@ for dtype in (np.int32, np.float64):
     check(f"laplace5 {dtype.__name__} 2x2", halos.ops.laplace5, u, square, P("a", "b"), want)
     check(f"laplace5 {dtype.__name__} rows over 2x2", halos.ops.laplace5, u, square, P(("a", "b"), None), want)
 
+# 1b. Under explicit sharding (the default mesh of newer jax), the output's type keeps it.
+explicit = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+x = data((32,), np.float64)
+check("stencil3 explicit", halos.ops.stencil3, x, explicit, P("d"), reference("stencil3", x))
+
 # 2. Under vmap: the batch dim and the halo dim both stay sharded.
 xb = data((4, 32), np.int32)  # a batch of 3 is uneven over 4 devices: the call would gather
 want = np.stack([reference("stencil3", r) for r in xb])

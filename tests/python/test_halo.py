@@ -74,3 +74,42 @@ def test_check_op_catches_false_declarations(halos_package, name, why):
 
     with pytest.raises(AssertionError, match=why):
         check_op(getattr(halos.ops, name))
+
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "stencils"
+
+
+@pytest.fixture(scope="module")
+def stencils_package(tmp_path_factory):
+    """examples/stencils built as its CMakeLists.txt says, against the installed opspec
+    (or the source tree)."""
+    import builds
+
+    project = tmp_path_factory.mktemp("stencils") / "stencils"
+    specs = {p.stem: p.read_text() for p in sorted((EXAMPLE / "specs").glob("*.yaml"))}
+    installed = builds.has_cmake_package()
+    builds.write_package(project, "stencils", specs, "CUDA OFF CUDA_SIM OFF", vendor=not installed)
+    package = [f"-Dopspec_DIR={builds.cmake_dir()}"] if installed else []
+    builds.configure(project, project / "build", "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", *package)
+    builds.cmake_build(project / "build", "stencils_opspec")
+    folder = project / "build" / "python"
+    sys.path.insert(0, str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("name", ["stencil3", "laplace5", "laplace7", "causal_conv"])
+def test_example_stencils_pass_check_op(stencils_package, name):
+    import stencils
+
+    from opspec.testing import check_op
+
+    report = check_op(getattr(stencils.ops, name), seed=5)
+    assert any(r.startswith("halo") for r in report.ran), report
+
+
+def test_example_heat_loop_stays_sharded(stencils_package):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stencils_package), os.environ.get("PYTHONPATH", "")]))
+    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    r = subprocess.run([sys.executable, str(EXAMPLE / "heat.py")], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 devices" in r.stdout and "all-gather in the compiled loop: False" in r.stdout, r.stdout
