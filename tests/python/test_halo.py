@@ -113,3 +113,40 @@ def test_example_heat_loop_stays_sharded(stencils_package):
     r = subprocess.run([sys.executable, str(EXAMPLE / "heat.py")], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4 devices" in r.stdout and "all-gather in the compiled loop: False" in r.stdout, r.stdout
+
+
+def test_two_processes_exchange_edges_over_gloo(rng, halos_package):
+    """4 devices in 2 processes on loopback: the edges between devices 1 and 2 cross
+    processes, as collective-permutes over gloo."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    here = Path(__file__).parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    env.pop("XLA_FLAGS", None)  # the device count comes from jax_num_cpu_devices
+    seed = str(int(rng.integers(1 << 31)))
+    worker = [sys.executable, str(here / "halo_multiprocess_worker.py")]
+    procs = [
+        subprocess.Popen(
+            [*worker, str(i), str(port), seed, str(halos_package)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outputs = []
+    try:
+        for p in procs:
+            outputs.append(p.communicate(timeout=300)[0])
+    finally:
+        for p in procs:  # never leave one behind
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    text = "\n".join(outputs)
+    assert all(p.returncode == 0 for p in procs), text
+    assert text.count("equal True, all-gather False, collective-permute True") == 6, text
