@@ -1,6 +1,6 @@
 """Run by test_halo.py in a fresh process: XLA's 4 virtual CPU devices must be set before
-JAX starts. Arguments: a seed, and the folder of the test-only package `halos`
-(halo_ops.py). Prints one line per failure and ends with "<k> failures"."""
+JAX starts. Argument: a seed; the packages `halos` (halo_ops.py) and `stencils`
+(examples/stencils) are on PYTHONPATH. Prints one line per failure and ends with "<k> failures"."""
 
 import os
 import sys
@@ -112,7 +112,28 @@ check("stencil3 30 over 4", halos.ops.stencil3, x, line, P(), reference("stencil
 x = data((4,), np.float64)
 check("causal3 blocks of 1, radius 2", halos.ops.causal3, x, line, P("d"), reference("causal3", x), sharded=False)
 
-# 5. Size 0.
+# 5. examples/stencils: a 3-D Laplacian with a boundary branch along two dims of a 2 x 2
+# mesh (9 cases), and a causal convolution with a replicated weight input, its
+# independent channels sharded too.
+import stencils  # noqa: E402
+
+u = data((8, 8, 4), np.float64)  # every extent a multiple of the 4 devices: else the call gathers
+want = np.asarray(jax.jit(stencils.ops.laplace7)(u))
+p = np.pad(u, 1)
+inner = p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1]
+inner = inner + p[1:-1, 1:-1, :-2] + p[1:-1, 1:-1, 2:] - 6 * u
+if not np.allclose(want[1:-1, 1:-1, 1:-1], inner[1:-1, 1:-1, 1:-1], rtol=1e-13) or np.any(want[0] != 0):
+    failures.append("laplace7: the unsharded call differs from NumPy")
+check("laplace7 2x2", stencils.ops.laplace7, u, square, P("a", "b", None), want)
+check("laplace7 innermost, blocks of 1", stencils.ops.laplace7, u, line, P(None, None, "d"), want)
+x, w = data((32, 4), np.float64), data((4,), np.float64)
+conv = np.zeros_like(x)
+for d in range(4):
+    conv[d:] += w[d] * x[: 32 - d]
+for label, mesh, spec in (("t", line, P("d", None)), ("t and c", square, P("a", "b"))):
+    check(f"causal_conv along {label}", lambda x, _w=w: stencils.ops.causal_conv(x, _w), x, mesh, spec, conv)
+
+# 6. Size 0.
 x = np.zeros((0,), np.float64)
 got = jax.jit(halos.ops.stencil3)(jax.device_put(x, NamedSharding(line, P("d"))))
 if got.shape != (0,):

@@ -2,7 +2,8 @@
 branch of its own, written as a new user would: a 1-D 3-point stencil, a 2-D 5-point
 Laplacian, a causal filter (radius [2, 0]) with its transpose (radius [0, 2]), and a 1-D stencil whose edges are copied, not
 zero-padded. `build(folder)` builds them once into the package `halos` (CMake, CUDA OFF:
-builds.py) and returns the folder to put on sys.path / PYTHONPATH; `reference` gives
+builds.py) and returns the folder to put on sys.path / PYTHONPATH (`build_example`:
+examples/stencils as the package `stencils`); `reference` gives
 their NumPy results."""
 
 from pathlib import Path
@@ -129,15 +130,27 @@ SPECS = {
 }
 
 
-def build(folder: Path) -> Path:
-    project = folder / "halos"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "stencils"
+
+
+def _build(folder: Path, name: str, specs: dict) -> Path:
+    project = folder / name
     installed = builds.has_cmake_package()
-    builds.write_package(project, "halos", SPECS, "CUDA OFF CUDA_SIM OFF", vendor=not installed)
+    builds.write_package(project, name, specs, "CUDA OFF CUDA_SIM OFF", vendor=not installed)
     build_dir = project / "build"
     package = [f"-Dopspec_DIR={builds.cmake_dir()}"] if installed else []
     builds.configure(project, build_dir, "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", *package)
-    builds.cmake_build(build_dir, "halos_opspec")
+    builds.cmake_build(build_dir, f"{name}_opspec")
     return build_dir / "python"
+
+
+def build(folder: Path) -> Path:
+    return _build(folder, "halos", SPECS)
+
+
+def build_example(folder: Path) -> Path:
+    """examples/stencils' specs as the package `stencils`, as its CMakeLists.txt builds it."""
+    return _build(folder, "stencils", {p.stem: p.read_text() for p in sorted((EXAMPLE / "specs").glob("*.yaml"))})
 
 
 def reference(name: str, x: np.ndarray) -> np.ndarray:

@@ -38,9 +38,9 @@ def test_unsharded_calls_match_numpy(halos_package, rng, name):
     np.testing.assert_allclose(np.asarray(getattr(halos.ops, name)(x)), halo_ops.reference(name, x), rtol=1e-14)
 
 
-def test_sharded_stencils_exchange_edges_and_match(rng, halos_package):
+def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_package):
     here = Path(__file__).parent
-    paths = [str(halos_package), str(here), os.environ.get("PYTHONPATH", "")]
+    paths = [str(halos_package), str(stencils_package), str(here), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     r = subprocess.run(
         [sys.executable, str(here / "halo_check.py"), str(int(rng.integers(1 << 31)))],
@@ -81,18 +81,10 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "stencils"
 
 @pytest.fixture(scope="module")
 def stencils_package(tmp_path_factory):
-    """examples/stencils built as its CMakeLists.txt says, against the installed opspec
-    (or the source tree)."""
-    import builds
+    """examples/stencils built as its CMakeLists.txt says."""
+    import halo_ops
 
-    project = tmp_path_factory.mktemp("stencils") / "stencils"
-    specs = {p.stem: p.read_text() for p in sorted((EXAMPLE / "specs").glob("*.yaml"))}
-    installed = builds.has_cmake_package()
-    builds.write_package(project, "stencils", specs, "CUDA OFF CUDA_SIM OFF", vendor=not installed)
-    package = [f"-Dopspec_DIR={builds.cmake_dir()}"] if installed else []
-    builds.configure(project, project / "build", "-DOPSPEC_CUDA=OFF", "-DBUILD_TESTING=OFF", *package)
-    builds.cmake_build(project / "build", "stencils_opspec")
-    folder = project / "build" / "python"
+    folder = halo_ops.build_example(tmp_path_factory.mktemp("stencils"))
     sys.path.insert(0, str(folder))
     return folder
 
