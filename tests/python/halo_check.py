@@ -39,7 +39,7 @@ def check(label: str, f, x: np.ndarray, mesh, spec: P, want: np.ndarray, sharded
         jitted = jax.jit(f)
         got = jitted(placed)
         hlo = jitted.lower(placed).compile().as_text()
-    gathered = [str(w.message) for w in caught if "gathers" in str(w.message)]
+    gathered = [str(w.message) for w in caught if "gather" in str(w.message)]
     if got.shape != want.shape or not np.array_equal(np.asarray(got), want):
         failures.append(f"{label}: differs from the unsharded result")
     if sharded:

@@ -62,13 +62,14 @@ def fits(r: Any, f: str, parts: int) -> bool:
     return False
 
 
-def warn_uneven(r: Any) -> None:
+def warn_uneven(r: Any, devices: int) -> None:
     """Warns for each halo factor the device count does not divide (the call is then
-    lowered unsharded, and XLA gathers its inputs)."""
+    lowered unpartitioned, and XLA gathers its sharded inputs)."""
     for f in sorted(set(r.halo) & r.uneven):
         warnings.warn(
-            f"{r.op}: the halo dim '{f[2:]}' has extent {r.extents[f]}, which the device count does "
-            "not divide: the call gathers the whole array",
+            f"{r.op}: the halo dim '{f[2:]}' has extent {r.extents[f]}, which the device count "
+            f"({devices}) does not divide: the call is not partitioned, and an input sharded along "
+            "it is gathered whole",
             stacklevel=2,
         )
 

@@ -238,7 +238,7 @@ def partitioned(ctx: Any, params: dict, make_body: Callable[[Sequence], Callable
         params["batch_mask"],
         devices,
     )
-    _halo.warn_uneven(r)
+    _halo.warn_uneven(r, devices)
     if r.uneven or (_OLD_PARTITIONER and any(e > 1 and e % devices for e in r.extents.values())):
         # Lowered as a plain custom call, which both partitioners replicate: the unsharded
         # call, on whole arrays, wherever the operands were sharded.
