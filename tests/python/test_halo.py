@@ -38,10 +38,12 @@ def test_unsharded_calls_match_numpy(halos_package, rng, name):
     np.testing.assert_allclose(np.asarray(getattr(halos.ops, name)(x)), halo_ops.reference(name, x), rtol=1e-14)
 
 
-def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_package):
+@pytest.mark.parametrize("shardy", ["true", "false"])
+def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_package, shardy):
+    """With Shardy (the default) and with GSPMD: both partitioners call the same partition."""
     here = Path(__file__).parent
     paths = [str(halos_package), str(stencils_package), str(here), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), JAX_USE_SHARDY_PARTITIONER=shardy)
     r = subprocess.run(
         [sys.executable, str(here / "halo_check.py"), str(int(rng.integers(1 << 31)))],
         env=env,
