@@ -75,6 +75,20 @@ for dtype in (np.int32, np.float64):
     check(f"laplace5 {dtype.__name__} 2x2", halos.ops.laplace5, u, square, P("a", "b"), want)
     check(f"laplace5 {dtype.__name__} rows over 2x2", halos.ops.laplace5, u, square, P(("a", "b"), None), want)
 
+# 1a. A halo along one symbol and a reduction along another: edges exchanged over one
+# mesh axis, the outputs psum-ed over the other.
+x = data((16, 8), np.float64)
+want = np.asarray(jax.jit(halos.ops.diff_energy)(x))
+if not np.allclose(want, reference("diff_energy", x), rtol=1e-13):
+    failures.append("diff_energy: the unsharded call differs from NumPy")
+placed = jax.device_put(x, NamedSharding(square, P("a", "b")))
+f = jax.jit(halos.ops.diff_energy)
+hlo = f.lower(placed).compile().as_text()
+if not np.allclose(np.asarray(f(placed)), want, rtol=1e-13):
+    failures.append("diff_energy on 2x2: differs from the unsharded call")
+if "all-gather" in hlo or "collective-permute" not in hlo or "all-reduce" not in hlo:
+    failures.append("diff_energy on 2x2: gathers, or exchanges no edges, or does not all-reduce")
+
 # 1b. Under explicit sharding (the default mesh of newer jax), the output's type keeps it.
 explicit = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
 x = data((32,), np.float64)

@@ -97,6 +97,25 @@ SPECS = {
             y[i] = (x[i - 1] + 2 * x[i] + x[i + 1]) / 4;
         halo: {n: 1}
         """,
+    "diff_energy": """\
+        op: diff_energy
+        doc: "e[i] = sum over channels of (x[i, c] - x[i-1, c])^2, x[-1] = 0; a halo along n, reduced along c."
+        types: {T: [float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n, c]}
+        outputs:
+          - {name: e, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          T acc = 0;
+          for (int64_t k = 0; k < c; ++k) {
+            const T d = x[i * c + k] - (i > 0 ? x[(i - 1) * c + k] : (T)0);
+            acc += d * d;
+          }
+          e[i] = acc;
+        halo: {n: [1, 0]}
+        reduce: {c: sum}
+        """,
     # Two false declarations, for check_op: a radius too small, and a body that reads its
     # absolute index (right on the whole array, wrong on a block).
     "stencil3_narrow": """\
@@ -167,6 +186,9 @@ def reference(name: str, x: np.ndarray) -> np.ndarray:
     if name == "anticausal3":
         p = np.pad(x, (0, 2))
         return x + 2 * p[1:-1] + 3 * p[2:]
+    if name == "diff_energy":
+        d = x - np.pad(x, ((1, 0), (0, 0)))[:-1]
+        return (d * d).sum(axis=1)
     if name == "smooth_edges":
         y = x.copy()
         y[1:-1] = (x[:-2] + 2 * x[1:-1] + x[2:]) / 4

@@ -55,7 +55,7 @@ def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_
     assert r.stdout.strip().endswith("0 failures")
 
 
-@pytest.mark.parametrize("name", ["stencil3", "laplace5", "causal3", "smooth_edges"])
+@pytest.mark.parametrize("name", ["stencil3", "laplace5", "causal3", "anticausal3", "smooth_edges", "diff_energy"])
 def test_check_op_passes_true_declarations(halos_package, name):
     import halos
 
