@@ -41,7 +41,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", type=int, default=7)
     args = parser.parse_args()
-    print(f"CPU: {os.cpu_count()} cores; jax {jax.__version__}; parallel threshold {opspec.parallel_threshold()} trips")
+    print(
+        f"CPU: {os.cpu_count()} cores; jax {jax.__version__}; parallel threshold {opspec.parallel_threshold()} (elements of work)"
+    )
     rng = np.random.default_rng(0)
     fn = jax.jit(opspec.ops.csr_matvec)
     rows_out = []

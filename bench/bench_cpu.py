@@ -154,7 +154,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="bench")
     args = parser.parse_args()
-    print(f"CPU: {os.cpu_count()} cores; jax {jax.__version__}; parallel threshold {opspec.parallel_threshold()} trips")
+    print(
+        f"CPU: {os.cpu_count()} cores; jax {jax.__version__}; parallel threshold {opspec.parallel_threshold()} (elements of work)"
+    )
     rng = np.random.default_rng(0)
     peers = ["opspec", "numba_kernel", "jnp"] if HAVE_PEER else ["opspec", "jnp"]
     rows, first_call = [], []

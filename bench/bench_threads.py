@@ -1,7 +1,9 @@
 """Parallel CPU loops against one thread, on an idle and on a loaded machine.
 
-For element-wise `add` (memory-bound) and `sigmoid` (an `exp` per element), at sizes from
-4,096 to 8M float32 elements, jitted, one call at a time, this prints the time of one
+For element-wise `add` (memory-bound) and `sigmoid` (an `exp` per element), and the
+row-wise `matvec` (64 rows of size / 64 columns: 64 trips, whose work is its elements,
+docs/performance.md "Work, not trips"), at sizes from 4,096 to 8M float32 elements of
+work, jitted, one call at a time, this prints the time of one
 thread and, as a ratio to it, the time of every loop parallel (threshold 1) in each pool
 (opspec's own threads, XLA's intra-op pool, an OpenMP team) and of opspec's defaults
 (the default threshold, opspec's pool). A ratio above 1 is slower than one thread.
@@ -11,7 +13,7 @@ configuration runs untimed for 10 ms before it is timed, so that the threads of 
 before it (an OpenMP team spins after its last loop) have gone quiet. "default" is
 "opspec pool" at sizes from the threshold on: where the two differ, that is the noise.
 
-    .venv/bin/python bench/bench_threads.py [--out DIR] [--quick]
+    .venv/bin/python bench/bench_threads.py [--out DIR] [--quick] [--sizes N ...]
 """
 
 import argparse
@@ -28,6 +30,7 @@ import numpy as np
 import opspec
 
 NEVER = 2**62
+ROWS = 64  # of the row-wise case
 SETTLE_SECONDS = 0.01
 CONFIGS = [
     # name, pool, threads (0: every CPU), threshold (None: opspec's default)
@@ -55,13 +58,25 @@ def configure(pool, threads, threshold, default_threshold):
     opspec.set_parallel_threshold(default_threshold if threshold is None else threshold)
 
 
+def make_call(op, n):
+    """The jitted call of `op` at n elements of work."""
+    rng = np.random.default_rng(n)
+    if op == "matvec":
+        cols = max(1, n // ROWS)
+        A = jnp.asarray(rng.standard_normal((ROWS, cols)), jnp.float32)
+        v = jnp.asarray(rng.standard_normal(cols), jnp.float32)
+        matvec = jax.jit(opspec.ops.matvec)
+        return lambda: matvec(A, v)
+    x = jnp.asarray(rng.standard_normal(n), jnp.float32)
+    y = jnp.asarray(rng.standard_normal(n), jnp.float32)
+    fn = jax.jit(opspec.ops.add) if op == "add" else jax.jit(opspec.ops.sigmoid)
+    return (lambda: fn(x, y)) if op == "add" else (lambda: fn(x))
+
+
 def measure(op, sizes, rounds, min_seconds, default_threshold):
     rows = []
     for n in sizes:
-        x = jnp.asarray(np.random.default_rng(n).standard_normal(n), jnp.float32)
-        y = jnp.asarray(np.random.default_rng(n + 1).standard_normal(n), jnp.float32)
-        fn = jax.jit(opspec.ops.add) if op == "add" else jax.jit(opspec.ops.sigmoid)
-        call = (lambda: fn(x, y)) if op == "add" else (lambda: fn(x))
+        call = make_call(op, n)
         times = {name: [] for name, *_ in CONFIGS}
         for _name, pool, threads, threshold in CONFIGS:  # warm up every pool's threads
             configure(pool, threads, threshold, default_threshold)
@@ -127,8 +142,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help="folder for the plot (bench_threads.png)")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and rounds")
+    parser.add_argument("--sizes", type=int, nargs="+", help="elements of work to time (a smoke run: small ones)")
     args = parser.parse_args()
     sizes = [2**12, 2**16, 2**20, 2**23] if args.quick else [2**12, 2**14, 2**16, 2**18, 2**20, 2**21, 2**22, 2**23]
+    sizes = args.sizes or sizes
     rounds, min_seconds = (3, 0.01) if args.quick else (9, 0.02)
     default_threshold = opspec.parallel_threshold()
     print(
@@ -142,7 +159,7 @@ def main():
             procs = start_load() if load == "loaded" else []
             try:
                 time.sleep(0.5 if procs else 0)
-                for op in ("add", "sigmoid"):
+                for op in ("add", "sigmoid", "matvec"):
                     rows = measure(op, sizes, rounds, min_seconds, default_threshold)
                     title = f"{op}, {load} machine" + (f" ({len(procs)} busy processes)" if procs else "")
                     print_rows(title, rows)

@@ -271,6 +271,14 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   set(build_info ${CMAKE_CURRENT_BINARY_DIR}/${package}_opspec_build_info.c)
   configure_file(${rt}/extension_info.c.in ${build_info} @ONLY)
 
+  # OPSPEC_SANITIZE=ON in a package's own build (opspec dev --sanitize): its kernels, CPU
+  # and simulated CUDA, and the runtime around them, with AddressSanitizer and
+  # UndefinedBehaviorSanitizer, stopping at the first finding. opspec's own tree sets
+  # OPSPEC_SANITIZE_FLAGS itself (CMakeLists.txt), for the generator too.
+  if(OPSPEC_SANITIZE AND NOT OPSPEC_SANITIZE_FLAGS)
+    set(OPSPEC_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
+  endif()
+
   set(warnings -Wall -Wextra)
   if(OPSPEC_WERROR)
     list(APPEND warnings -Werror)

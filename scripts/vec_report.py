@@ -4,7 +4,8 @@ vectorise").
 Compiles each `<op>_cpu.c` of a generated folder with GCC as the extension compiles it
 (`-O3 -fno-math-errno -fno-trapping-math -fopenmp`, glibc's vector math declared; see
 cmake/OpspecExtension.cmake) plus `-fopt-info-vec-all`, and prints one row per loop of
-each type variant: op, dtype, where the loop is (the spec's line for loops of the body,
+each type variant (named by GCC's dump of the vectoriser pass, `-fdump-tree-vect`: the
+variants are one function in the source, which the file compiles once per variant): op, dtype, where the loop is (the spec's line for loops of the body,
 the generated file's for the launch loops), whether it vectorised, and GCC's reason
 when it did not. Compile only: a few seconds for every shipped op.
 
@@ -35,9 +36,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FLAGS = ["-std=c11", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-DOPSPEC_LIBMVEC"]
 # A GCC message: file:line:col: kind: text
 MESSAGE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>optimized|missed|note): (?P<text>.*)$")
-FUNCTION = re.compile(
-    r"^(?:OPSPEC_CPU_CLONES )?static void opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)\("
-)
+# The dump's header of each function: ";; Function opspec_<op>_cpu_<dtype> (...)"; any other
+# name is an OpenMP region that a raw `cpu:` body outlined.
+FUNCTION = re.compile(r"^;; Function (?P<name>\S+) ")
+VARIANT = re.compile(r"^opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)$")
 DONE = re.compile(r"vectorized (\d+) loops in function")
 
 
@@ -65,14 +67,18 @@ def gcc_major(cc: str) -> int:
     return int(out.strip().split(".")[0])
 
 
-def functions(source: pathlib.Path) -> dict[int, tuple[str, str]]:
-    """Line of each variant's function -> (op, dtype)."""
-    found = {}
-    for n, text in enumerate(source.read_text().splitlines(), 1):
-        m = FUNCTION.match(text)
-        if m:
-            found[n] = (m["op"], m["dtype"])
-    return found
+def variant(function: str, op: str) -> tuple[str, str]:
+    """(op, dtype) of a function GCC compiled: a variant's, or (op, "omp") for an OpenMP region."""
+    m = VARIANT.match(function)
+    return (m["op"], m["dtype"]) if m else (op, "omp")
+
+
+def relative(path: pathlib.Path) -> str:
+    """`path` relative to the repository when it lies in it, for GCC's messages."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def body_has_loop(body: pathlib.Path) -> bool:
@@ -82,10 +88,9 @@ def body_has_loop(body: pathlib.Path) -> bool:
 
 def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str], form: str) -> list[Loop]:
     """Every loop GCC reports in `source` compiled for `-march=form`, per variant function."""
-    try:  # relative, so that GCC names the launch loops generated/ops/<op>_cpu.c:<line>
-        name = str(source.resolve().relative_to(ROOT))
-    except ValueError:
-        name = str(source)
+    # Relative, so that GCC names the launch loops generated/ops/<op>_cpu.c:<line>; the
+    # include folders too: the kernel is the file included by itself, found through them.
+    name = relative(source)
     # One form at a time: the report of target_clones' three clones could not be told apart.
     cmd = [
         cc,
@@ -93,8 +98,9 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
         f"-march={form}",
         "-DOPSPEC_NO_CPU_CLONES",
         *extra,
-        *(f"-I{i}" for i in includes),
+        *(f"-I{relative(pathlib.Path(i))}" for i in includes),
         "-fopt-info-vec-all-internals",
+        "-fdump-tree-vect-details=stdout",
         "-c",
         name,
         "-o",
@@ -103,7 +109,17 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr}")
-    funcs = functions(source)
+    # The messages (stderr) do not name their function; the dump (stdout) heads each
+    # function's part with its name. The pass ends each function with the same note in
+    # both, in the same order: the k-th note is the k-th function's.
+    function = ""
+    finished: list[str] = []
+    for text in out.stdout.splitlines():
+        f = FUNCTION.match(text)
+        if f:
+            function = f["name"]
+        elif DONE.search(text):
+            finished.append(function)
     portable = (source.parent / source.name.replace("_cpu.c", "_body.inc")).exists() and "opspec_begin" in (
         source.read_text()
     )
@@ -121,8 +137,7 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
             in_order.add(where)
         done = DONE.search(msg)
         if done:
-            # A function that is not a variant: an OpenMP region a raw `cpu:` body outlined.
-            op, dtype = funcs.get(int(m["line"]), (source.name[: -len("_cpu.c")], "omp"))
+            op, dtype = variant(finished.pop(0), source.name[: -len("_cpu.c")])
             # float16: GCC 12 vectorises no _Float16 arithmetic below AVX512-FP16.
             wanted = ("float32", "float64")
             # One loop can be reported twice (the main loop, then its vector epilogue).

@@ -32,41 +32,23 @@ static __global__ void opspec_abs_two_pass_root(const opspec_abs_two_pass_args o
 #line 33 "generated/ops/abs_two_pass_cuda.cu"
 }
 
-/* Every name declared here starts with opspec_, beside the spec's own names that the
- * launch expressions read. */
-extern "C" int opspec_abs_two_pass_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
-                                               void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                               const char **opspec_failed_kernel) {
+/* The grid and block of each kernel, from the spec's launch expressions. Every name
+ * declared here starts with opspec_, beside the spec's own names that they read. */
+static void opspec_abs_two_pass_configure(const void *opspec_argp, opspec_launch *opspec_config) {
   const opspec_abs_two_pass_args *opspec_args = (const opspec_abs_two_pass_args *)opspec_argp;
-  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
   const int64_t n = opspec_args->n;
-  opspec_launch opspec_config[2];
   const int64_t opspec_extents_square[3] = {n};
   opspec_launch_auto(&opspec_config[0], "square", 1, opspec_extents_square, NULL, 0);
   const int64_t opspec_extents_root[3] = {n};
   opspec_launch_auto(&opspec_config[1], "root", 1, opspec_extents_root, NULL, 0);
-  int opspec_code = opspec_launch_prepare(opspec_config, 2, opspec_failed_kernel);
-  if (opspec_code) return opspec_code;
-  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
-  if (opspec_launch_any_empty(opspec_config, 2)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream)))
-      return opspec_code;
-  }
-  switch (opspec_variant) {
-    case 0: /* T = float32 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<float>, opspec_config[0], opspec_stream,
-                                              opspec_failed_kernel, *opspec_args)))
-        return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<float>, opspec_config[1], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args);
-    case 1: /* T = float64 */
-      if ((opspec_code = opspec_launch_kernel(opspec_abs_two_pass_square<double>, opspec_config[0], opspec_stream,
-                                              opspec_failed_kernel, *opspec_args)))
-        return opspec_code;
-      return opspec_launch_kernel(opspec_abs_two_pass_root<double>, opspec_config[1], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args);
-    default:
-      *opspec_failed_kernel = "(dispatch)";
-      return (int)cudaErrorInvalidValue;
-  }
 }
+
+/* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */
+static opspec_cuda_start_fn *const opspec_abs_two_pass_kernels[] = {
+    opspec_cuda_start<opspec_abs_two_pass_square<float>>,
+    opspec_cuda_start<opspec_abs_two_pass_root<float>>,
+    opspec_cuda_start<opspec_abs_two_pass_square<double>>,
+    opspec_cuda_start<opspec_abs_two_pass_root<double>>,
+};
+extern "C" const opspec_cuda_launch opspec_abs_two_pass_cuda_launch = {opspec_abs_two_pass_configure, 2, 2,
+                                                                       opspec_abs_two_pass_kernels};

@@ -19,15 +19,16 @@ typedef struct opspec_block_sum_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_kernel *const opspec_block_sum_cpu_variants[2];
 
-/* The XLA FFI handlers of block_sum (registry.c). */
+/* The XLA FFI handlers of block_sum (registry.c), and its CUDA kernels' launch, in
+ * block_sum_cuda.cu (compiled for the simulator under a _cuda_sim_ name). */
 XLA_FFI_Error *opspec_block_sum_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_block_sum_cuda(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_block_sum_cuda_launch; /* in block_sum_cuda.cu */
+extern const opspec_cuda_launch opspec_block_sum_cuda_launch;
 #endif
 #ifdef OPSPEC_WITH_CUDA_SIM
 XLA_FFI_Error *opspec_block_sum_cuda_sim(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_block_sum_cuda_sim_launch; /* block_sum_cuda.cu, compiled for the simulator */
+extern const opspec_cuda_launch opspec_block_sum_cuda_sim_launch;
 #endif
 
 #ifdef __cplusplus

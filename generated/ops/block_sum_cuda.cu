@@ -32,34 +32,20 @@ static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspe
 #line 33 "generated/ops/block_sum_cuda.cu"
 }
 
-/* Every name declared here starts with opspec_, beside the spec's own names that the
- * launch expressions read. */
-extern "C" int opspec_block_sum_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
-                                            void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                            const char **opspec_failed_kernel) {
+/* The grid and block of each kernel, from the spec's launch expressions. Every name
+ * declared here starts with opspec_, beside the spec's own names that they read. */
+static void opspec_block_sum_configure(const void *opspec_argp, opspec_launch *opspec_config) {
   const opspec_block_sum_args *opspec_args = (const opspec_block_sum_args *)opspec_argp;
-  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
   const int64_t n = opspec_args->n;
-  opspec_launch opspec_config[1];
   const int64_t opspec_grid_reduce[3] = {opspec_cdiv(n, 256)};
   const int64_t opspec_block_reduce[3] = {256};
   opspec_launch_explicit(&opspec_config[0], "reduce", 1, opspec_grid_reduce, opspec_block_reduce, 256 * 8);
-  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
-  if (opspec_code) return opspec_code;
-  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
-  if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->block_sums.data, opspec_output_bytes[0], opspec_stream)))
-      return opspec_code;
-  }
-  switch (opspec_variant) {
-    case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<float>, opspec_config[0], opspec_stream, opspec_failed_kernel,
-                                  *opspec_args);
-    case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_block_sum_reduce<double>, opspec_config[0], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args);
-    default:
-      *opspec_failed_kernel = "(dispatch)";
-      return (int)cudaErrorInvalidValue;
-  }
 }
+
+/* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */
+static opspec_cuda_start_fn *const opspec_block_sum_kernels[] = {
+    opspec_cuda_start<opspec_block_sum_reduce<float>>,
+    opspec_cuda_start<opspec_block_sum_reduce<double>>,
+};
+extern "C" const opspec_cuda_launch opspec_block_sum_cuda_launch = {opspec_block_sum_configure, 2, 1,
+                                                                    opspec_block_sum_kernels};

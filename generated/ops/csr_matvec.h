@@ -25,15 +25,16 @@ typedef struct opspec_csr_matvec_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_range_kernel *const opspec_csr_matvec_cpu_variants[2];
 
-/* The XLA FFI handlers of csr_matvec (registry.c). */
+/* The XLA FFI handlers of csr_matvec (registry.c), and its CUDA kernels' launch, in
+ * csr_matvec_cuda.cu (compiled for the simulator under a _cuda_sim_ name). */
 XLA_FFI_Error *opspec_csr_matvec_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_csr_matvec_cuda(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_csr_matvec_cuda_launch; /* in csr_matvec_cuda.cu */
+extern const opspec_cuda_launch opspec_csr_matvec_cuda_launch;
 #endif
 #ifdef OPSPEC_WITH_CUDA_SIM
 XLA_FFI_Error *opspec_csr_matvec_cuda_sim(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_csr_matvec_cuda_sim_launch; /* csr_matvec_cuda.cu, compiled for the simulator */
+extern const opspec_cuda_launch opspec_csr_matvec_cuda_sim_launch;
 #endif
 
 #ifdef __cplusplus

@@ -20,15 +20,16 @@ typedef struct opspec_exp_decay_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_range_kernel *const opspec_exp_decay_cpu_variants[2];
 
-/* The XLA FFI handlers of exp_decay (registry.c). */
+/* The XLA FFI handlers of exp_decay (registry.c), and its CUDA kernels' launch, in
+ * exp_decay_cuda.cu (compiled for the simulator under a _cuda_sim_ name). */
 XLA_FFI_Error *opspec_exp_decay_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_exp_decay_cuda(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_exp_decay_cuda_launch; /* in exp_decay_cuda.cu */
+extern const opspec_cuda_launch opspec_exp_decay_cuda_launch;
 #endif
 #ifdef OPSPEC_WITH_CUDA_SIM
 XLA_FFI_Error *opspec_exp_decay_cuda_sim(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_exp_decay_cuda_sim_launch; /* exp_decay_cuda.cu, compiled for the simulator */
+extern const opspec_cuda_launch opspec_exp_decay_cuda_sim_launch;
 #endif
 
 #ifdef __cplusplus

@@ -19,15 +19,16 @@ typedef struct opspec_leaky_relu_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_range_kernel *const opspec_leaky_relu_cpu_variants[2];
 
-/* The XLA FFI handlers of leaky_relu (registry.c). */
+/* The XLA FFI handlers of leaky_relu (registry.c), and its CUDA kernels' launch, in
+ * leaky_relu_cuda.cu (compiled for the simulator under a _cuda_sim_ name). */
 XLA_FFI_Error *opspec_leaky_relu_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_leaky_relu_cuda(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_leaky_relu_cuda_launch; /* in leaky_relu_cuda.cu */
+extern const opspec_cuda_launch opspec_leaky_relu_cuda_launch;
 #endif
 #ifdef OPSPEC_WITH_CUDA_SIM
 XLA_FFI_Error *opspec_leaky_relu_cuda_sim(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_leaky_relu_cuda_sim_launch; /* leaky_relu_cuda.cu, compiled for the simulator */
+extern const opspec_cuda_launch opspec_leaky_relu_cuda_sim_launch;
 #endif
 
 #ifdef __cplusplus

@@ -29,42 +29,11 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
   }
 }
 
-/* Every name declared here starts with opspec_, beside the spec's own names that the
- * launch expressions read. */
-extern "C" int opspec_scale_cuda_launch(const void *opspec_argp, const opspec_batch *opspec_call_batch,
-                                        int32_t opspec_variant, void *opspec_stream_handle,
-                                        const size_t *opspec_output_bytes, const char **opspec_failed_kernel) {
-  const opspec_scale_args *opspec_args = (const opspec_scale_args *)opspec_argp;
-  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
-  const int64_t n = opspec_args->n;
-  opspec_launch opspec_config[1];
-  const int64_t opspec_extents_kernel[3] = {n};
-  opspec_launch_portable(&opspec_config[0], "kernel", 1, opspec_extents_kernel, NULL);
-  /* A natively batched call's elements run along z. */
-  const opspec_batch_grid<3> opspec_batch = opspec_batch_grid_of<3>(opspec_call_batch, 2);
-  opspec_launch_batch(&opspec_config[0], opspec_batch.count);
-  int opspec_code = opspec_launch_prepare(opspec_config, 1, opspec_failed_kernel);
-  if (opspec_code) return opspec_code;
-  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
-  if (opspec_launch_any_empty(opspec_config, 1)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->out.data, opspec_output_bytes[0], opspec_stream)))
-      return opspec_code;
-  }
-  switch (opspec_variant) {
-    case 0: /* T = float32 */
-      return opspec_launch_kernel(opspec_scale_kernel<float>, opspec_config[0], opspec_stream, opspec_failed_kernel,
-                                  *opspec_args, opspec_batch);
-    case 1: /* T = float64 */
-      return opspec_launch_kernel(opspec_scale_kernel<double>, opspec_config[0], opspec_stream, opspec_failed_kernel,
-                                  *opspec_args, opspec_batch);
-    case 2: /* T = float16 */
-      return opspec_launch_kernel(opspec_scale_kernel<opspec_float16>, opspec_config[0], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args, opspec_batch);
-    case 3: /* T = bfloat16 */
-      return opspec_launch_kernel(opspec_scale_kernel<opspec_bfloat16>, opspec_config[0], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args, opspec_batch);
-    default:
-      *opspec_failed_kernel = "(dispatch)";
-      return (int)cudaErrorInvalidValue;
-  }
-}
+/* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */
+static opspec_cuda_start_fn *const opspec_scale_kernels[] = {
+    opspec_cuda_start<opspec_scale_kernel<float>>,
+    opspec_cuda_start<opspec_scale_kernel<double>>,
+    opspec_cuda_start<opspec_scale_kernel<opspec_float16>>,
+    opspec_cuda_start<opspec_scale_kernel<opspec_bfloat16>>,
+};
+extern "C" const opspec_cuda_launch opspec_scale_cuda_launch = {NULL, 4, 1, opspec_scale_kernels};

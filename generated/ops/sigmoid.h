@@ -18,15 +18,16 @@ typedef struct opspec_sigmoid_args {
 /* The CPU kernel of each type variant, in opspec_bound.variant order. */
 extern opspec_cpu_range_kernel *const opspec_sigmoid_cpu_variants[4];
 
-/* The XLA FFI handlers of sigmoid (registry.c). */
+/* The XLA FFI handlers of sigmoid (registry.c), and its CUDA kernels' launch, in
+ * sigmoid_cuda.cu (compiled for the simulator under a _cuda_sim_ name). */
 XLA_FFI_Error *opspec_sigmoid_cpu(XLA_FFI_CallFrame *cf);
 #ifdef OPSPEC_WITH_CUDA
 XLA_FFI_Error *opspec_sigmoid_cuda(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_sigmoid_cuda_launch; /* in sigmoid_cuda.cu */
+extern const opspec_cuda_launch opspec_sigmoid_cuda_launch;
 #endif
 #ifdef OPSPEC_WITH_CUDA_SIM
 XLA_FFI_Error *opspec_sigmoid_cuda_sim(XLA_FFI_CallFrame *cf);
-opspec_cuda_launch_fn opspec_sigmoid_cuda_sim_launch; /* sigmoid_cuda.cu, compiled for the simulator */
+extern const opspec_cuda_launch opspec_sigmoid_cuda_sim_launch;
 #endif
 
 #ifdef __cplusplus

@@ -35,45 +35,25 @@ static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args op
 #line 36 "generated/ops/spike_reset_cuda.cu"
 }
 
-/* Every name declared here starts with opspec_, beside the spec's own names that the
- * launch expressions read. */
-extern "C" int opspec_spike_reset_cuda_launch(const void *opspec_argp, const opspec_batch *, int32_t opspec_variant,
-                                              void *opspec_stream_handle, const size_t *opspec_output_bytes,
-                                              const char **opspec_failed_kernel) {
+/* The grid and block of each kernel, from the spec's launch expressions. Every name
+ * declared here starts with opspec_, beside the spec's own names that they read. */
+static void opspec_spike_reset_configure(const void *opspec_argp, opspec_launch *opspec_config) {
   const opspec_spike_reset_args *opspec_args = (const opspec_spike_reset_args *)opspec_argp;
-  cudaStream_t opspec_stream = (cudaStream_t)opspec_stream_handle;
   const int64_t n = opspec_args->n;
-  opspec_launch opspec_config[2];
   const int64_t opspec_extents_detect[3] = {n};
   const int64_t opspec_threads_detect[3] = {256};
   opspec_launch_auto(&opspec_config[0], "detect", 1, opspec_extents_detect, opspec_threads_detect, 0);
   const int64_t opspec_extents_reset[3] = {n};
   const int64_t opspec_threads_reset[3] = {256};
   opspec_launch_auto(&opspec_config[1], "reset", 1, opspec_extents_reset, opspec_threads_reset, 0);
-  int opspec_code = opspec_launch_prepare(opspec_config, 2, opspec_failed_kernel);
-  if (opspec_code) return opspec_code;
-  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
-  if (opspec_launch_any_empty(opspec_config, 2)) {
-    if ((opspec_code = opspec_cuda_zero(opspec_args->spikes.data, opspec_output_bytes[0], opspec_stream)))
-      return opspec_code;
-    if ((opspec_code = opspec_cuda_zero(opspec_args->V_out.data, opspec_output_bytes[1], opspec_stream)))
-      return opspec_code;
-  }
-  switch (opspec_variant) {
-    case 0: /* T = float32 */
-      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<float>, opspec_config[0], opspec_stream,
-                                              opspec_failed_kernel, *opspec_args)))
-        return opspec_code;
-      return opspec_launch_kernel(opspec_spike_reset_reset<float>, opspec_config[1], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args);
-    case 1: /* T = float64 */
-      if ((opspec_code = opspec_launch_kernel(opspec_spike_reset_detect<double>, opspec_config[0], opspec_stream,
-                                              opspec_failed_kernel, *opspec_args)))
-        return opspec_code;
-      return opspec_launch_kernel(opspec_spike_reset_reset<double>, opspec_config[1], opspec_stream,
-                                  opspec_failed_kernel, *opspec_args);
-    default:
-      *opspec_failed_kernel = "(dispatch)";
-      return (int)cudaErrorInvalidValue;
-  }
 }
+
+/* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */
+static opspec_cuda_start_fn *const opspec_spike_reset_kernels[] = {
+    opspec_cuda_start<opspec_spike_reset_detect<float>>,
+    opspec_cuda_start<opspec_spike_reset_reset<float>>,
+    opspec_cuda_start<opspec_spike_reset_detect<double>>,
+    opspec_cuda_start<opspec_spike_reset_reset<double>>,
+};
+extern "C" const opspec_cuda_launch opspec_spike_reset_cuda_launch = {opspec_spike_reset_configure, 2, 2,
+                                                                      opspec_spike_reset_kernels};

@@ -2,8 +2,9 @@
  *
  * Names (unique, not reserved), type variables (each bound by an input), shape symbols
  * (collected from input shapes; every expression refers only to what is defined),
- * aliases (same dtype and shape), vmap methods, which bodies an op has, and which
- * symbols `reduce:` and `independent:` may name.
+ * aliases (same dtype and shape), which bodies an op has (and that a portable one stays
+ * in its loop), which symbols `reduce:` and `independent:` may name, and the names
+ * `require:` reads. vmap methods are validated where they are loaded (load/transforms.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "load/load.h"
 #include "model/dtype.h"
 #include "util/c_idents.h"
+#include "util/c_jumps.h"
 #include "check/names.h"
 #include "check/derivs.h"
 #include "check/halo.h"
@@ -303,14 +305,18 @@ static const char *og_generated_name(const og_op *op, const char *name, size_t i
   return NULL;
 }
 
+/* Where `line` (from 0) and `col` (from 1) of a body's text are in the YAML. */
+static og_loc og_body_loc(const og_body *b, int line, int col) {
+  bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
+  return (og_loc){b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1 + b->quoted};
+}
+
 static void og_check_decl(const char *name, int line, int col, void *ud) {
   og_decl_ctx *c = ud;
   og_buf why = {0};
   const char *what = og_generated_name(c->op, name, c->indices, &why);
   if (what) {
-    const og_body *b = c->body;
-    bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
-    og_loc loc = {b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1};
+    og_loc loc = og_body_loc(c->body, line, col);
     og_diag_error(c->d, loc, "%s declares '%s', which is %s of the op and already in scope: rename the local", c->what,
                   name, what);
   }
@@ -343,11 +349,8 @@ static void og_prologue_decl(const char *name, int line, int col, void *ud) {
 static void og_kernel_decl(const char *name, int line, int col, void *ud) {
   og_prologue_ctx *c = ud;
   if (!og_idents_has(&c->names, name)) return;
-  const og_body *b = &c->op->kernel;
-  bool block = b->line > b->loc.line;
-  og_loc loc = {b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1};
-  og_diag_error(c->d, loc, "'kernel' declares '%s', which the 'prologue' declares and is already in scope: rename one",
-                name);
+  og_diag_error(c->d, og_body_loc(&c->op->kernel, line, col),
+                "'kernel' declares '%s', which the 'prologue' declares and is already in scope: rename one", name);
 }
 
 static void og_check_prologue_kernel(const og_op *op, og_diag *d) {
@@ -359,6 +362,74 @@ static void og_check_prologue_kernel(const og_op *op, og_diag *d) {
   og_idents_scan_decls(op->kernel.text, &types, og_kernel_decl, &c);
   og_idents_free(&types);
   og_idents_free(&c.names);
+}
+
+/* A portable body (and its prologue) runs inside loops of the generated code: on CPU
+ * over a range of indices, on GPU over batch elements and grid strides. A jump out of
+ * the body would skip or end those loops instead of finishing one index, so it is
+ * refused where the spec says it, with the way to write it. */
+typedef struct og_jump_ctx {
+  const og_body *body;
+  const char *what;
+  og_diag *d;
+} og_jump_ctx;
+
+static void og_check_jump(const char *word, int line, int col, void *ud) {
+  og_jump_ctx *c = ud;
+  const char *where = word[0] == 'b'   ? " outside a loop or switch of its own"
+                      : word[0] == 'c' ? " outside a loop of its own"
+                                       : "";
+  og_diag_error(c->d, og_body_loc(c->body, line, col),
+                "%s uses '%s'%s: a portable body runs inside the generated loops (on CPU over a range of indices, "
+                "on GPU over batch elements), and a jump would leave them, not just this index; write the early "
+                "exit as if/else: 'if (cond) { y[i] = 0; } else { ...the rest... }'",
+                c->what, word, where);
+}
+
+static void og_check_portable_jumps(const og_body *b, const char *what, og_diag *d) {
+  if (!b->present) return;
+  og_jump_ctx c = {b, what, d};
+  og_body_jumps(b->text, og_check_jump, &c);
+}
+
+/* ---- require: ------------------------------------------------------------------------- */
+
+/* A condition reads shape symbols, integer attributes and inputs' NAME_size anywhere,
+ * and a float attribute as a whole side (`theta > 0`): the handler and the binder
+ * compare it as the double it is, but shape arithmetic is integer. */
+typedef struct og_require_ctx {
+  const og_op *op;
+  bool bare; /* the side is the name alone */
+  og_diag *d;
+} og_require_ctx;
+
+static void og_check_require_name(const og_expr *n, void *ud) {
+  og_require_ctx *c = ud;
+  if (og_op_symbol(c->op, n->name) >= 0 || og_is_size_name(c->op, n->name, OG_SCOPE_SHAPE)) return;
+  const og_attr *attr = og_op_attr(c->op, n->name);
+  if (attr && attr->has_type && (og_attr_types[attr->type].integer || (c->bare && attr->type != OG_ATTR_BOOL))) return;
+  if (attr && attr->has_type && attr->type != OG_ATTR_BOOL)
+    og_diag_error(c->d, n->loc,
+                  "'require' uses %s attribute '%s' inside arithmetic, which is integer: compare it as a whole "
+                  "side ('%s > 0.5')",
+                  og_attr_types[attr->type].name, n->name, n->name);
+  else if (attr)
+    og_diag_error(c->d, n->loc, "'require' uses bool attribute '%s': a condition compares numbers", n->name);
+  else
+    og_diag_error(c->d, n->loc,
+                  "'require' uses '%s', which is not a shape symbol, an attribute or an input's NAME_size", n->name);
+}
+
+static void og_check_require(const og_op *op, og_diag *d) {
+  for (size_t i = 0; i < op->nrequire; ++i) {
+    const og_require_side *sides[] = {&op->require[i].lhs, &op->require[i].rhs};
+    for (size_t s = 0; s < 2; ++s) {
+      if (!sides[s]->expr) continue;
+      og_require_ctx c = {op, sides[s]->expr->kind == OG_E_NAME, d};
+      og_expr_visit_names(sides[s]->expr, og_check_require_name, &c);
+      og_expr_check_constants(sides[s]->expr, "'require'", d);
+    }
+  }
 }
 
 /* ---- reduce: ------------------------------------------------------------------------ */
@@ -557,8 +628,11 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_body_decls(op, &op->prologue, "'prologue'", op->launch.n, d);
   og_check_body_decls(op, &op->kernel, "'kernel'", op->launch.n, d);
   og_check_prologue_kernel(op, d);
+  og_check_portable_jumps(&op->prologue, "'prologue'", d);
+  og_check_portable_jumps(&op->kernel, "'kernel'", d);
   og_check_body_decls(op, &op->cpu, "'cpu'", 0, d);
   for (size_t k = 0; k < op->ncuda; ++k) og_check_body_decls(op, &op->cuda[k].body, "cuda kernel body", 0, d);
+  og_check_require(op, d);
   og_check_reduce(op, d);
   og_check_independent(op, d);
   og_check_halo(op, d);

@@ -36,7 +36,65 @@ static bool og_is_suffixed(const og_array *arrays, size_t n, const char *name, c
   return false;
 }
 
+/* What every formula may read: the op's arrays, attributes and symbols, the modules and
+ * the builtins. */
+static bool og_op_formula_name(const og_op *op, const char *name) {
+  return og_is_array(op->inputs, op->ninputs, name) || og_is_array(op->outputs, op->noutputs, name) ||
+         og_op_attr(op, name) || og_op_symbol(op, name) >= 0 || og_listed(name, og_formula_modules, 5) ||
+         og_listed(name, og_formula_builtins, sizeof og_formula_builtins / sizeof *og_formula_builtins);
+}
+
+/* Whether `name` is one of the first `n` lets. */
+static bool og_is_let(const og_op *op, size_t n, const char *name) {
+  for (size_t i = 0; i < n && i < op->nlets; ++i)
+    if (strcmp(op->lets[i].name, name) == 0) return true;
+  return false;
+}
+
+static bool og_py_identifier(const char *s) {
+  static const char *const keywords[] = {
+      "False",    "None",   "True",  "and",  "as",     "assert",   "async",   "await", "break", "class",
+      "continue", "def",    "del",   "elif", "else",   "except",   "finally", "for",   "from",  "global",
+      "if",       "import", "in",    "is",   "lambda", "nonlocal", "not",     "or",    "pass",  "raise",
+      "return",   "try",    "while", "with", "yield",  "match",    "case"};
+  if (!*s || (*s >= '0' && *s <= '9')) return false;
+  for (const char *c = s; *c; ++c)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+  return !og_listed(s, keywords, sizeof keywords / sizeof *keywords);
+}
+
+/* `let:` names: each a Python name of its own that hides nothing a formula reads; its
+ * formula reads what every formula reads and the lets before it (not the tangents or
+ * cotangents: one let serves every kind of formula). */
+static void og_check_lets(const og_op *op, og_diag *d) {
+  for (size_t i = 0; i < op->nlets; ++i) {
+    const og_let *let = &op->lets[i];
+    bool hides = og_op_formula_name(op, let->name) || og_is_suffixed(op->inputs, op->ninputs, let->name, "_dot") ||
+                 og_is_suffixed(op->outputs, op->noutputs, let->name, "_bar");
+    if (!og_py_identifier(let->name))
+      og_diag_error(d, let->loc, "let name '%s' is not a Python name (letters, digits and '_', not a keyword)",
+                    let->name);
+    else if (hides)
+      og_diag_error(d, let->loc,
+                    "let name '%s' is already a name formulas read (an input, output, attribute, shape symbol, "
+                    "tangent, cotangent, module or builtin): rename the let",
+                    let->name);
+    else if (og_is_let(op, i, let->name))
+      og_diag_error(d, let->loc, "let name '%s' is given twice", let->name);
+    const og_formula *fm = &let->formula;
+    for (size_t k = 0; k < fm->nnames; ++k) {
+      const char *name = fm->names[k];
+      if (og_op_formula_name(op, name) || og_is_let(op, i, name)) continue;
+      og_diag_error(d, fm->name_locs[k],
+                    "unknown name '%s' in let '%s' (a let reads the op's inputs, outputs, attributes and shape "
+                    "symbols, the lets before it, and jnp, lax, jax, np, ops; not tangents or cotangents)",
+                    name, let->name);
+    }
+  }
+}
+
 void og_check_derivatives(const og_op *op, og_diag *d) {
+  og_check_lets(op, d);
   if (!op->nderivs) return;
   /* A formula reads arrays by name beside jnp, lax, ...: no array may hide one. */
   for (size_t r = 0; r < 2; ++r) {
@@ -61,9 +119,7 @@ void og_check_derivatives(const og_op *op, og_diag *d) {
         og_diag_error(d, fm->loc, "output '%s' is not floating point: it has no tangent", op->outputs[fm->output].name);
       for (size_t k = 0; k < fm->nnames; ++k) {
         const char *name = fm->names[k];
-        bool known = og_is_array(op->inputs, op->ninputs, name) || og_is_array(op->outputs, op->noutputs, name) ||
-                     og_op_attr(op, name) || og_op_symbol(op, name) >= 0 || og_listed(name, og_formula_modules, 5) ||
-                     og_listed(name, og_formula_builtins, sizeof og_formula_builtins / sizeof *og_formula_builtins);
+        bool known = og_op_formula_name(op, name) || og_is_let(op, op->nlets, name);
         char want[OPSPEC_MAX_NAME + 8];
         snprintf(want, sizeof want, "%s_dot", in->name);
         if (dv->kind == OG_DERIV_JVP && strcmp(name, want) == 0) known = true;
@@ -71,11 +127,12 @@ void og_check_derivatives(const og_op *op, og_diag *d) {
         if (!known)
           og_diag_error(d, fm->name_locs[k],
                         "unknown name '%s' in the %s derivative of input '%s' (a formula reads the op's inputs, "
-                        "outputs, attributes and shape symbols%s, and jnp, lax, jax, np, ops)",
+                        "outputs, attributes and shape symbols%s%s, and jnp, lax, jax, np, ops)",
                         name, og_deriv_kind_names[dv->kind], in->name,
                         dv->kind == OG_DERIV_JVP         ? ", the tangent <input>_dot"
                         : dv->kind == OG_DERIV_TRANSPOSE ? ", the outputs' cotangents <output>_bar"
-                                                         : "");
+                                                         : "",
+                        op->nlets ? ", the names 'let' gives" : "");
       }
     }
   }

@@ -2,11 +2,34 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "load/loaders.h"
 #include "model/dtype.h"
+
+/* `v` as Python's repr writes a float: the fewest digits that read back as `v`, positional
+ * for exponents from -4 to 15 and `1e-06` outside, always a float literal ("1.0"). So
+ * `default: 1e-6` is shown as 1e-06 in help(), not 9.9999999999999995e-07. */
+static char *og_float_repr(double v) {
+  char digits[40];
+  int p = 1;
+  for (; p < 17; ++p) {
+    snprintf(digits, sizeof digits, "%.*e", p - 1, v);
+    if (strtod(digits, NULL) == v) break;
+  }
+  snprintf(digits, sizeof digits, "%.*e", p - 1, v);
+  int exp = atoi(strchr(digits, 'e') + 1);
+  og_buf b = {0};
+  if (exp >= -4 && exp < 16)
+    og_buf_printf(&b, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0, v);
+  else
+    og_buf_puts(&b, digits);
+  /* Keep it a float literal in Python ("1" would be an int). */
+  if (!strpbrk(og_buf_str(&b), ".e")) og_buf_puts(&b, ".0");
+  return og_buf_take(&b);
+}
 
 /* Renders an attribute default as a Python literal, checking it fits the type. */
 static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
@@ -39,11 +62,7 @@ static char *og_attr_default(const og_attr *a, const og_ynode *n, og_diag *d) {
     og_diag_error(d, n->loc, "default of %s attribute '%s' must be a finite number, got '%s'", type, a->name, t);
     return NULL;
   }
-  og_buf b = {0};
-  og_buf_printf(&b, "%.17g", v);
-  /* Keep it a float literal in Python ("1" would be an int). */
-  if (!strpbrk(og_buf_str(&b), ".e")) og_buf_puts(&b, ".0");
-  return og_buf_take(&b);
+  return og_float_repr(v);
 }
 
 void og_load_attrs(og_op *op, const og_ynode *n, og_keys_log *log, og_diag *d) {

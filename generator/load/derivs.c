@@ -8,11 +8,28 @@
 #include "load/py_formula.h"
 #include "load/keys.h"
 
-/* Where `offset` bytes into a formula's text lies in the YAML. */
+static bool og_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Where `offset` bytes into a formula's text lies in the YAML. A `|` or `>` block keeps
+ * every character but blanks as written (folding and indentation change only blanks),
+ * so the character `offset` is at is the one with as many non-blanks before it in the
+ * block's lines. */
 static og_loc og_formula_at(const og_ynode *n, size_t offset) {
   if (n->style == OG_YS_PLAIN) return og_loc_advance(n->loc, offset);
   if (n->style == OG_YS_SINGLE || n->style == OG_YS_DOUBLE) return og_loc_advance(n->loc, offset + 1);
-  return n->loc; /* a block: its indicator */
+  if (!n->loc.src || n->content_line <= 0) return n->loc;
+  size_t before = 0, after = 0;
+  for (size_t i = 0; n->text[i]; ++i) *(i < offset ? &before : &after) += !og_blank(n->text[i]);
+  bool past_end = after == 0 && before > 0; /* "unexpected end": just past the last character */
+  before -= past_end;
+  /* Lines as libyaml counts them (og_source_line), so any line end gives the same caret. */
+  size_t len;
+  const char *text;
+  for (int line = n->content_line; (text = og_source_line(n->loc.src, line, &len)) != NULL; ++line) {
+    for (size_t col = 0; col < len; ++col)
+      if (!og_blank(text[col]) && before-- == 0) return (og_loc){n->loc.src, line, (int)col + 1 + past_end};
+  }
+  return n->loc;
 }
 
 static int og_name_cmp(const void *a, const void *b) {
@@ -87,11 +104,31 @@ static void og_load_per_output(og_op *op, og_derivative *dv, const og_ynode *v, 
   }
 }
 
+/* `let:`: names for sub-expressions the formulas share, each a formula itself. */
+static void og_load_lets(og_op *op, const og_ynode *n, og_diag *d) {
+  if (!og_want_kind(n, OG_Y_MAP, "'let' (a mapping of name to formula)", d)) return;
+  op->lets = og_xcalloc(n->n ? n->n : 1, sizeof *op->lets);
+  for (size_t i = 0; i < n->n; ++i) {
+    og_let *let = &op->lets[op->nlets++];
+    let->name = og_xstrdup(n->keys[i]->text);
+    let->loc = n->keys[i]->loc;
+    og_load_formula(&let->formula, n->items[i], -1, d);
+  }
+}
+
 void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
   if (!og_want_kind(n, OG_Y_MAP, "'derivatives'", d)) return;
   op->derivs = og_xcalloc(n->n ? n->n : 1, sizeof *op->derivs);
   for (size_t i = 0; i < n->n; ++i) {
     const og_ynode *key = n->keys[i], *entry = n->items[i];
+    if (strcmp(key->text, "let") == 0) {
+      if (og_input_index(op, "let") >= 0)
+        og_diag_error(d, key->loc,
+                      "'let' under 'derivatives' names sub-expressions, so input 'let' cannot have a "
+                      "derivative: rename the input");
+      og_load_lets(op, entry, d);
+      continue;
+    }
     int input = og_input_index(op, key->text);
     if (input < 0) {
       og_diag_error(d, key->loc, "'%s' is not an input of op '%s'", key->text, op->name ? op->name : "?");

@@ -18,6 +18,10 @@ void og_load_launch(og_launch *l, const og_ynode *n, const char *what, og_diag *
     return;
   }
   if (!og_want_kind(n, OG_Y_SEQ, what, d)) return;
+  /* `[cdiv(n, 256), cdiv(m, 16)]` is four items to YAML: the quoting advice, not a count. */
+  bool cut = false;
+  for (size_t i = 0; i < n->n; ++i) cut |= og_cut_at_comma(n->items[i], what, d);
+  if (cut) return;
   if (n->n < 1 || n->n > 3) {
     og_diag_error(d, n->loc, "%s must have 1 to 3 extents, got %zu", what, n->n);
     return;
@@ -32,6 +36,7 @@ void og_load_body(og_body *b, const og_ynode *n, const char *what, og_diag *d) {
   b->line = n->content_line;
   b->text = og_xstrdup(n->text);
   b->present = true;
+  b->quoted = n->style == OG_YS_SINGLE || n->style == OG_YS_DOUBLE;
   /* Generated code indents the body as the YAML block does, so with #line the
    * compiler's columns are the spec's columns too. */
   b->indent = 4;

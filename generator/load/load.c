@@ -44,6 +44,7 @@ static void og_load_op(og_op *op, og_keys_log *log, og_diag *d) {
   const og_ynode *inputs = og_keys_take(&k, "inputs");
   const og_ynode *outputs = og_keys_need(&k, "outputs", d);
   const og_ynode *attrs = og_keys_take(&k, "attrs");
+  const og_ynode *require = og_keys_take(&k, "require");
   const og_ynode *vmap = og_keys_take(&k, "vmap");
   const og_ynode *aliases = og_keys_take(&k, "aliases");
   const og_ynode *launch = og_keys_take(&k, "launch");
@@ -87,6 +88,7 @@ static void og_load_op(og_op *op, og_keys_log *log, og_diag *d) {
   if (reduce && og_want_kind(reduce, OG_Y_MAP, "'reduce'", d)) og_load_reduce(op, reduce, d);
   if (independent && og_want_kind(independent, OG_Y_SEQ, "'independent'", d)) og_load_independent(op, independent, d);
   op->fastmath = og_load_check_flag(fastmath, "'fastmath'", d);
+  if (require) og_load_require(op, require, d);
   if (halo && og_want_kind(halo, OG_Y_MAP, "'halo'", d)) og_load_halo(op, halo, d);
 }
 

@@ -36,6 +36,9 @@ void og_load_vmap(og_op *op, const og_ynode *n, og_diag *d);
 void og_load_reduce(og_op *op, const og_ynode *m, og_diag *d);
 void og_load_independent(og_op *op, const og_ynode *list, og_diag *d);
 
+/* load/require.c: require. */
+void og_load_require(og_op *op, const og_ynode *n, og_diag *d);
+
 /* load/halo.c: halo. */
 void og_load_halo(og_op *op, const og_ynode *m, og_diag *d);
 

@@ -63,7 +63,11 @@ static bool og_schema_table_value(og_buf *out, const char *key) {
                 "\"minimum\": 0}, {\"type\": \"array\", \"items\": {\"type\": \"integer\", \"minimum\": 0}, "
                 "\"minItems\": 2, \"maxItems\": 2}]}}");
   } else if (strcmp(key, "derivatives") == 0) { /* input name -> exactly one kind */
-    og_buf_puts(out, "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {");
+    og_buf_puts(
+        out,
+        "{\"type\": \"object\", \"properties\": {\"let\": {\"type\": \"object\", "
+        "\"additionalProperties\": {\"type\": [\"string\", \"number\"]}}}, \"additionalProperties\": {\"type\": "
+        "\"object\", \"properties\": {");
     for (int k = 0; k < OG_DERIV_NKINDS; ++k) og_buf_printf(out, "%s\"%s\": {}", k ? ", " : "", og_deriv_kind_names[k]);
     og_buf_puts(out, "}, \"minProperties\": 1, \"maxProperties\": 1, \"additionalProperties\": false}}");
   } else {

@@ -48,18 +48,24 @@ bool og_array_dtypes_all(const og_op *op, const og_array *a, bool (*holds)(og_dt
 }
 
 /* Freeing. */
+static void og_formula_free(og_formula *fm) {
+  free(fm->text);
+  for (size_t k = 0; k < fm->nnames; ++k) free(fm->names[k]);
+  free(fm->names);
+  free(fm->name_locs);
+}
+
 static void og_derivatives_free(og_op *op) {
   for (size_t i = 0; i < op->nderivs; ++i) {
-    for (size_t f = 0; f < op->derivs[i].nformulas; ++f) {
-      og_formula *fm = &op->derivs[i].formulas[f];
-      free(fm->text);
-      for (size_t k = 0; k < fm->nnames; ++k) free(fm->names[k]);
-      free(fm->names);
-      free(fm->name_locs);
-    }
+    for (size_t f = 0; f < op->derivs[i].nformulas; ++f) og_formula_free(&op->derivs[i].formulas[f]);
     free(op->derivs[i].formulas);
   }
   free(op->derivs);
+  for (size_t i = 0; i < op->nlets; ++i) {
+    free(op->lets[i].name);
+    og_formula_free(&op->lets[i].formula);
+  }
+  free(op->lets);
 }
 
 static void og_arrays_free(og_array *arrays, size_t n) {
@@ -107,6 +113,15 @@ void og_op_free(og_op *op) {
   free(op->reduce);
   for (size_t i = 0; i < op->nindependent; ++i) free(op->independent[i].symbol);
   free(op->independent);
+  for (size_t i = 0; i < op->nrequire; ++i) {
+    og_require *r = &op->require[i];
+    free(r->text);
+    og_expr_free(r->lhs.expr);
+    og_expr_free(r->rhs.expr);
+    free(r->lhs.number);
+    free(r->rhs.number);
+  }
+  free(op->require);
   for (size_t i = 0; i < op->nhalo; ++i) free(op->halo[i].symbol);
   free(op->halo);
   og_launch_free(&op->launch);

@@ -119,6 +119,30 @@ typedef struct og_formula {
   size_t nnames;
 } og_formula;
 
+/* A name `let:` gives a sub-expression of the derivative formulas (docs/gradients.md):
+ * formulas after it, and later lets, read it by name. */
+typedef struct og_let {
+  char *name;
+  og_loc loc;
+  og_formula formula;
+} og_let;
+
+/* One side of a `require:` condition: an integer expression over shape symbols, integer
+ * attributes and inputs' NAME_size (a bare name may also be a float attribute), or a
+ * floating-point literal. */
+typedef struct og_require_side {
+  og_expr *expr;
+  char *number; /* the literal as written, when expr is NULL */
+} og_require_side;
+
+/* `require:` (docs/spec.md): a condition every call must meet, `lhs cmp rhs`. */
+typedef struct og_require {
+  og_loc loc;
+  char *text;  /* as written, for messages */
+  char cmp[3]; /* "==", "!=", "<", "<=", ">", ">=" */
+  og_require_side lhs, rhs;
+} og_require;
+
 typedef struct og_derivative {
   og_loc loc;
   int input; /* index into op->inputs */
@@ -171,10 +195,11 @@ typedef struct og_attr {
 } og_attr;
 
 typedef struct og_body {
-  og_loc loc; /* the YAML scalar */
-  int line;   /* first content line, for #line */
-  char *text; /* "" if absent */
-  int indent; /* columns the YAML block indents it by (4 for one-line bodies) */
+  og_loc loc;  /* the YAML scalar */
+  int line;    /* first content line, for #line */
+  char *text;  /* "" if absent */
+  int indent;  /* columns the YAML block indents it by (4 for one-line bodies) */
+  bool quoted; /* a one-line body in quotes: its text starts a column past loc */
   bool present;
 } og_body;
 
@@ -222,6 +247,10 @@ typedef struct og_op {
   size_t ncuda;
   og_derivative *derivs; /* `derivatives:` */
   size_t nderivs;
+  og_let *lets; /* `derivatives: let:`, in the spec's order */
+  size_t nlets;
+  og_require *require; /* `require:`, in the spec's order */
+  size_t nrequire;
   og_reduction *reduce; /* `reduce:`, in the spec's order */
   size_t nreduce;
   og_independent *independent; /* `independent:`, in the spec's order */

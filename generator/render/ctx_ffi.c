@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "render/ctx_ffi.h"
+#include "render/ctx_require.h"
 
 #include "render/c_text.h"
 #include "util/escape.h"
@@ -488,4 +489,5 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set_bool(v, "has_launch", op->launch.n > 0);
   og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
   og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
+  og_map_set(v, "require", og_ctx_require_c(op)); /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
 }

@@ -178,6 +178,34 @@ static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
   }
 }
 
+/* The #defines that _cpu.c includes itself with for one variant, as records {name, pad,
+ * value}: OPSPEC_CPU_VARIANT, the function's name, and OPSPEC_CPU_<T> per type variable
+ * the kernel uses ({ctype, name} records), the values aligned as .clang-format's
+ * AlignConsecutiveMacros aligns them. */
+static og_value *og_cpu_defines(const char *function, const og_value *typedefs) {
+  size_t width = strlen("OPSPEC_CPU_VARIANT");
+  for (size_t d = 0; d < og_list_len(typedefs); ++d) {
+    size_t len = strlen("OPSPEC_CPU_") + strlen(og_value_as_str(og_map_get(og_list_at(typedefs, d), "name")));
+    if (len > width) width = len;
+  }
+  og_value *defines = og_value_list();
+  for (size_t d = 0; d <= og_list_len(typedefs); ++d) {
+    og_buf name = {0}, pad = {0};
+    const og_value *td = d ? og_list_at(typedefs, d - 1) : NULL;
+    if (td)
+      og_buf_printf(&name, "OPSPEC_CPU_%s", og_value_as_str(og_map_get(td, "name")));
+    else
+      og_buf_puts(&name, "OPSPEC_CPU_VARIANT");
+    og_buf_printf(&pad, "%*s", (int)(width + 1 - name.len), "");
+    og_value *define = og_value_map();
+    og_map_set(define, "name", og_value_str_take(og_buf_take(&name)));
+    og_map_set(define, "pad", og_value_str_take(og_buf_take(&pad)));
+    og_map_set_str(define, "value", td ? og_value_as_str(og_map_get(td, "ctype")) : function);
+    og_list_push(defines, define);
+  }
+  return defines;
+}
+
 static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_idents used = {0};
   const og_body *body = og_plan_cpu_body(op);
@@ -223,19 +251,26 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
       og_list_push(typedefs, td);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
-    og_buf_puts(&comment, widened ? ", computed in float: the handler widens bfloat16 arrays to float and back." : ".");
+    og_buf_puts(&comment, ", computed in float: the handler widens bfloat16 arrays to float and back.");
     og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
-    og_buf head = {0};
-    og_buf_printf(&head, "OPSPEC_CPU_CLONES static void %s(", og_buf_str(&fn));
-    static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
-    og_map_set(var, "head", og_wrap(og_buf_str(&head), params, portable ? 3 : 1, ") {", false));
-    og_buf_free(&head);
-    og_map_set(var, "comment", og_value_str_take(og_buf_take(&comment)));
-    og_map_set(var, "typedefs", typedefs);
+    /* Only a widened variant's types differ from what its defines say. */
+    og_map_set(var, "comment", widened ? og_value_str_take(og_buf_take(&comment)) : og_value_str(""));
+    og_map_set(var, "defines", og_cpu_defines(og_buf_str(&fn), typedefs));
+    og_value_free(typedefs);
     og_list_push(variants, var);
     og_buf_free(&fn);
+    og_buf_free(&comment);
   }
   og_map_set(v, "cpu_variants", variants);
+  /* The kernel is written once, named OPSPEC_CPU_VARIANT: the file includes itself once
+   * per variant with the variant's name and types defined. */
+  static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
+  og_map_set(v, "cpu_head",
+             og_wrap("OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(", params, portable ? 3 : 1, ") {", false));
+  og_value *typevars = og_value_list();
+  for (size_t t = 0; t < op->ntypes; ++t)
+    if (og_idents_has(&used, op->types[t].name)) og_list_push(typevars, og_value_str(op->types[t].name));
+  og_map_set(v, "cpu_typevars", typevars);
   og_map_set_int(v, "nvariants", (int64_t)nvariants);
   og_idents_free(&used);
 }
@@ -372,73 +407,43 @@ static void og_launch_uses(const og_op *op, og_idents *used) {
   }
 }
 
-/* One type variant's case of the launcher's switch: {index, label, launches}, each
- * launch {call, last}, `call` og_wrap's lines (a kernel in order; all but the last
- * return only on an error). */
-static og_value *og_cuda_variant(const og_op *op, size_t v, size_t nconfig, bool batched) {
+/* Each type variant's kernels in launch order, as the entries of the op's table
+ * (opspec_cuda_launch.kernels): "opspec_cuda_start<opspec_<op>_<kernel><T...>>". */
+static og_value *og_cuda_starts(const og_op *op, const og_op_plan *plan) {
+  og_value *starts = og_value_list();
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
-  og_buf targs = {0}, label = {0};
-  og_variant_picks(op, v, pick);
-  for (size_t t = 0; t < op->ntypes; ++t) {
-    const char *dtype = op->types[t].choices[pick[t]];
-    og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(dtype));
-    og_buf_printf(&label, "%s%s = %s", t ? ", " : " /* ", op->types[t].name, dtype);
+  for (size_t v = 0; v < plan->nvariants; ++v) {
+    og_buf targs = {0};
+    og_variant_picks(op, v, pick);
+    for (size_t t = 0; t < op->ntypes; ++t)
+      og_buf_printf(&targs, "%s%s", t ? ", " : "<", og_dtype_ctype(op->types[t].choices[pick[t]]));
+    if (op->ntypes) og_buf_putc(&targs, '>');
+    for (size_t k = 0; k < (op->ncuda ? op->ncuda : 1); ++k) {
+      og_buf start = {0};
+      og_buf_printf(&start, "opspec_cuda_start<opspec_%s_%s%s>", op->name, op->ncuda ? op->cuda[k].name : "kernel",
+                    og_buf_str(&targs));
+      og_list_push(starts, og_value_str_take(og_buf_take(&start)));
+    }
+    og_buf_free(&targs);
   }
-  if (op->ntypes) {
-    og_buf_putc(&targs, '>');
-    og_buf_puts(&label, " */");
-  }
-  og_value *variant = og_value_map(), *launches = og_value_list();
-  og_map_set_int(variant, "index", (int64_t)v);
-  og_map_set(variant, "label", og_value_str_take(og_buf_take(&label)));
-  for (size_t k = 0; k < nconfig; ++k) {
-    og_buf fn = {0};
-    og_buf_printf(&fn, "opspec_%s_%s%s", op->name, op->ncuda ? op->cuda[k].name : "kernel", og_buf_str(&targs));
-    og_buf config = {0};
-    og_buf_printf(&config, "opspec_config[%zu]", k);
-    bool last = k + 1 == nconfig;
-    const char *const items[] = {og_buf_str(&fn),        og_buf_str(&config), "opspec_stream",
-                                 "opspec_failed_kernel", "*opspec_args",      "opspec_batch"};
-    og_value *launch = og_value_map();
-    og_map_set(launch, "call",
-               og_wrap(last ? "      return opspec_launch_kernel(" : "      if ((opspec_code = opspec_launch_kernel(",
-                       items, batched ? 6 : 5, last ? ");" : ")))", false));
-    og_map_set_bool(launch, "last", last);
-    og_buf_free(&fn);
-    og_buf_free(&config);
-    og_list_push(launches, launch);
-  }
-  og_map_set(variant, "launches", launches);
-  og_buf_free(&targs);
-  return variant;
+  return starts;
 }
 
-/* The launcher (opspec_<op>_cuda_launch) as a record: its head (og_wrap's lines), locals, configurations, outputs, and the variants' launches. It checks
- * every kernel's configuration, then runs the variant's kernels in order on XLA's
- * stream. */
+/* The op's launch (opspec_<op>_cuda_launch, read by opspec_cuda_launch_run in
+ * runtime/src/launch.c) as a record: `configure` where the spec's launch expressions
+ * set the grids and blocks (raw kernels, or the portable kernel's `threads`), with its
+ * locals and configurations; `starts`, the kernels' table; `object`, og_wrap's lines of
+ * the launch's initializer. */
 static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_value *launcher = og_value_map();
   og_idents used = {0};
   og_launch_uses(op, &used);
   og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false, 2));
   og_idents_free(&used);
-
-  og_buf name = {0};
-  og_buf_printf(&name, "extern \"C\" int opspec_%s_cuda_launch(", op->name);
-  bool batched = plan->cuda_batch_grid;
-  /* Without a batched grid the handler calls once per element, with no batch: C++ lets
-   * the parameter go unnamed. */
-  const char *const params[] = {"const void *opspec_argp",
-                                batched ? "const opspec_batch *opspec_call_batch" : "const opspec_batch *",
-                                "int32_t opspec_variant",
-                                "void *opspec_stream_handle",
-                                "const size_t *opspec_output_bytes",
-                                "const char **opspec_failed_kernel"};
-  og_map_set(launcher, "head", og_wrap(og_buf_str(&name), params, 6, ") {", false));
-  og_buf_free(&name);
-
-  size_t nconfig = op->ncuda ? op->ncuda : 1;
-  og_map_set_int(launcher, "nconfig", (int64_t)nconfig);
+  /* Without one, the launcher runs the portable kernel with its default threads over the
+   * extents the handler computed (the same expressions, checked). */
+  bool configure = op->ncuda || op->threads.n;
+  og_map_set_bool(launcher, "configure", configure);
   og_value *configs = og_value_list();
   for (size_t k = 0; k < op->ncuda; ++k) {
     const og_cuda_kernel *kern = &op->cuda[k];
@@ -447,34 +452,22 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   }
   if (!op->ncuda) og_list_push(configs, og_cuda_config(0, "kernel", true, &op->launch, &op->threads, NULL, NULL, NULL));
   og_map_set(launcher, "configs", configs);
+  og_map_set(launcher, "starts", og_cuda_starts(op, plan));
 
-  /* A natively batched call's elements run along z: on the grid for 1 or 2 launch dims,
-   * in each thread's loop for 3. */
-  og_map_set_bool(launcher, "batch_on_grid", op->launch.n < 3);
-  og_map_set_int(launcher, "narrays", (int64_t)(op->ninputs + op->noutputs));
-  og_map_set_int(launcher, "ninputs", (int64_t)op->ninputs);
-  og_value *outputs = og_value_list();
-  for (size_t i = 0; i < op->noutputs; ++i) {
-    og_value *out = og_value_map();
-    og_map_set_int(out, "index", (int64_t)i);
-    og_map_set_str(out, "name", op->outputs[i].name);
-    /* "if ((opspec_code = opspec_cuda_zero(...))) return opspec_code;" on one line where
-     * it fits, else the return on a line of its own. */
-    og_buf data = {0}, bytes = {0};
-    og_buf_printf(&data, "opspec_args->%s.data", op->outputs[i].name);
-    og_buf_printf(&bytes, "opspec_output_bytes[%zu]", i);
-    const char *const items[] = {og_buf_str(&data), og_buf_str(&bytes), "opspec_stream"};
-    static const char lead[] = "    if ((opspec_code = opspec_cuda_zero(", ret[] = " return opspec_code;";
-    og_map_set_bool(out, "inline", og_wrap_width(lead, items, 3, ")))") + strlen(ret) <= OG_C_COLUMNS);
-    og_map_set(out, "zero", og_wrap(lead, items, 3, ")))", false));
-    og_buf_free(&data);
-    og_buf_free(&bytes);
-    og_list_push(outputs, out);
-  }
-  og_map_set(launcher, "outputs", outputs);
-  og_value *variants = og_value_list();
-  for (size_t v = 0; v < plan->nvariants; ++v) og_list_push(variants, og_cuda_variant(op, v, nconfig, batched));
-  og_map_set(launcher, "variants", variants);
+  og_buf lead = {0}, fn = {0}, counts = {0}, table = {0};
+  og_buf_printf(&lead, "extern \"C\" const opspec_cuda_launch opspec_%s_cuda_launch = {", op->name);
+  if (configure)
+    og_buf_printf(&fn, "opspec_%s_configure", op->name);
+  else
+    og_buf_puts(&fn, "NULL");
+  og_buf_printf(&counts, "%zu, %zu", plan->nvariants, op->ncuda ? op->ncuda : (size_t)1);
+  og_buf_printf(&table, "opspec_%s_kernels", op->name);
+  const char *const items[] = {og_buf_str(&fn), og_buf_str(&counts), og_buf_str(&table)};
+  og_map_set(launcher, "object", og_wrap(og_buf_str(&lead), items, 3, "};", false));
+  og_buf_free(&lead);
+  og_buf_free(&fn);
+  og_buf_free(&counts);
+  og_buf_free(&table);
   return launcher;
 }
 

@@ -1,6 +1,7 @@
 /* The Python side of an op: its record (opspec._runtime.Op) and function in ops.py, and
  * its stub in ops.pyi. */
 #include "render/ctx_python.h"
+#include "render/ctx_require.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,27 @@ static og_value *og_py_derivatives(const og_op *op) {
   return derivs;
 }
 
+/* `derivative_lets=(...)`: each `let:` name {name, lambda, where}, in the spec's order. */
+static og_value *og_py_lets(const og_op *op) {
+  og_value *lets = og_value_list();
+  og_buf b = {0};
+  for (size_t i = 0; i < op->nlets; ++i) {
+    const og_let *let = &op->lets[i];
+    og_value *item = og_value_map();
+    og_map_set_str(item, "name", let->name);
+    og_buf_clear(&b);
+    og_py_lambda(&b, &let->formula);
+    og_map_set_str(item, "lambda", og_buf_str(&b));
+    og_buf_clear(&b);
+    og_escape_py_line(&b, let->loc.src ? let->loc.src->path : op->src->path);
+    og_buf_printf(&b, ":%d", let->loc.line);
+    og_map_set_str(item, "where", og_buf_str(&b));
+    og_list_push(lets, item);
+  }
+  og_buf_free(&b);
+  return lets;
+}
+
 /* `reduce=` (how the outputs of shards combine: {sep, symbol, how}), `independent=`
  * (the dims a sharding rule may keep split: {sep, symbol}) and `halo=` (the dims it may
  * keep split exchanging edges: {sep, symbol, radii}), where the spec has them
@@ -341,6 +363,8 @@ static void og_py_record(const og_op *op, og_value *py) {
   og_map_set_str(py, "vmap_name", og_vmap_names[op->vmap]);
   og_map_set(py, "aliases", og_py_aliases(op));
   og_map_set(py, "derivatives", og_py_derivatives(op));
+  og_map_set(py, "lets", og_py_lets(op));
+  og_map_set(py, "require", og_ctx_require_py(op));
   og_py_sharding(op, py);
   og_map_set(py, "costs", og_py_costs(op));
 }

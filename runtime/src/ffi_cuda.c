@@ -1,6 +1,7 @@
 /* The CUDA handlers' one path, and the two backends it runs on; see opspec/ffi_cuda.h. */
 #include "opspec/batch.h"
 #include "opspec/ffi_cuda.h"
+#include "opspec/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,8 @@ static XLA_FFI_Error *opspec_cuda_rejection(XLA_FFI_CallFrame *cf, const opspec_
   if (!opspec_checks_enabled())
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "the kernel rejected a value of an input checked in_kernel (checks are off: "
-                        "opspec.set_checks(True) names the position)");
+                        "%s.set_checks(True) names the position)",
+                        opspec_package_name); /* the package's own knob: myops.set_checks */
   XLA_FFI_Error *err = opspec_cuda_check(cf, op, args, batch, op->kernel_checked, s);
   if (err) return err;
   return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
@@ -190,7 +192,7 @@ static bool opspec_shares_input(const opspec_op_desc *op, void *args, const opsp
  * (op->cuda_batch_grid), whose outputs are every element's. */
 static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                            const opspec_batch *batch, const opspec_cuda_backend *backend,
-                                           opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
+                                           const opspec_cuda_launch *launch, const opspec_bound *bound, int device) {
   void *stream = NULL;
   XLA_FFI_Error *err = backend->stream(cf, op->name, device, &stream);
   if (err) return err;
@@ -218,7 +220,9 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
       if (!opspec_shares_input(op, args, bound, opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]))
         backend->fresh_output(opspec_array_at(args, op->outputs[i].offset)->data, output_bytes[i]);
   const char *failed_kernel = NULL;
-  int code = err ? 0 : launch(args, batch, bound->variant, stream, output_bytes, &failed_kernel);
+  int code =
+      err ? 0
+          : opspec_cuda_launch_run(launch, op, bound, args, batch, stream, backend->zero, output_bytes, &failed_kernel);
   /* XLA's allocator is stream-ordered: freeing after enqueueing is safe. */
   for (int32_t i = 0; i < allocated; ++i)
     backend->free(cf, scratch_bytes[i], opspec_array_at(args, op->scratch[i].offset)->data);
@@ -232,7 +236,7 @@ static XLA_FFI_Error *opspec_run_on_device(XLA_FFI_CallFrame *cf, const opspec_o
  * turn, on the one stream. */
 static XLA_FFI_Error *opspec_launch_batch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
                                           const opspec_batch *batch, const opspec_cuda_backend *backend,
-                                          opspec_cuda_launch_fn *launch, const opspec_bound *bound, int device) {
+                                          const opspec_cuda_launch *launch, const opspec_bound *bound, int device) {
   if (batch->rank && op->cuda_batch_grid && batch->count > 0) {
     opspec_batch_point(batch, op, args, 0);
     return opspec_run_on_device(cf, op, args, batch, backend, launch, bound, device);
@@ -270,7 +274,7 @@ static XLA_FFI_Error *opspec_leave_device(XLA_FFI_CallFrame *cf, const char *op,
 }
 
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                               const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch) {
+                               const opspec_cuda_backend *backend, const opspec_cuda_launch *launch) {
   /* A handler that waits for the device (the checks) cannot be replayed from a CUDA
    * graph: XLA must call it each time. Without checks it only enqueues work. */
   const bool has_checks = op->contents || op->kernel_checked;

@@ -10,6 +10,7 @@
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 #include "opspec/parallel.h"
+#include "opspec/registry.h"
 
 /* Runs on every call for every buffer: the product in a local (writing it through `a`
  * made the compiler reload it, as `a->shape` might alias XLA's dims), and the rank was
@@ -42,6 +43,7 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
   for (int32_t i = 0; i < op->nattrs; ++i)
     memcpy((char *)args + op->attrs[i].offset, bound->attrs[i], opspec_dtype_size(op->attrs[i].dtype));
   for (int32_t i = 0; i < op->ninputs; ++i) opspec_view(cf->args.args[i], opspec_array_at(args, op->inputs[i].offset));
+  if (op->require && (err = op->require(cf, args))) return err;
 
   int64_t extents[OPSPEC_MAX_OUTPUTS * OPSPEC_MAX_RANK];
   for (int32_t i = 0; i < op->nscratch; ++i) {
@@ -75,12 +77,25 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
                              bytes);
 }
 
-/* A parallel loop's chunks, for a trip count that reaches the threshold: about
+/* The work of a call, which decides whether its loop goes parallel and how it is cut,
+ * counts elements: the larger of its launch trips and the elements of its largest
+ * buffer (input or output, all batch elements together). An element-wise op's largest
+ * buffer has one element per trip, so its work is its trips, in every dtype, as when
+ * trips alone decided (and `python -m opspec tune`, which times `add`, measures in the
+ * same unit); a row-wise op, one trip per row and a body that loops over the row,
+ * counts every element of its rows. The largest buffer rather than the bytes of all of
+ * them: bytes would move element-wise ops' decisions with their dtype and their number
+ * of arrays. An op that reads a small part of a large input (a gather from a table)
+ * counts the whole table: it may go parallel early, which costs a helper's wake-up. The
+ * spec's `bytes:`/`flops:` would be a better measure where given, but no C is
+ * generated for them (docs/spec.md). */
+
+/* A parallel loop's chunks, for work that reaches the threshold: about
  * OPSPEC_CHUNKS_PER_THREAD per thread, so that the caller can take over the share of a
- * helper that starts late, and no fewer than OPSPEC_MIN_CHUNK_TRIPS trips each, so that
- * claiming one costs little beside running it. */
+ * helper that starts late, and no less than OPSPEC_MIN_CHUNK_WORK elements of work
+ * each (some microseconds), so that claiming one costs little beside running it. */
 #define OPSPEC_CHUNKS_PER_THREAD 8
-#define OPSPEC_MIN_CHUNK_TRIPS   4096
+#define OPSPEC_MIN_CHUNK_WORK    4096
 
 static int64_t opspec_sat_mul(int64_t a, int64_t b) {
   int64_t p;
@@ -176,9 +191,11 @@ static void opspec_range_chunk(void *ctx, int64_t c, int worker) {
 }
 
 /* Runs the kernel over launch positions [0, total) of `l` (one element, or all of a
- * batch), in parallel chunks once `trips` (the body's runs) reach the threshold. */
-static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t trips) {
-  bool parallel = opspec_cpu_parallel(trips);
+ * batch), in parallel chunks once `work` (at least the body's runs: the work of a call)
+ * reaches the threshold. A position's work is the same everywhere (work / total), so a
+ * chunk of positions holds about the work the chunk count asks for. */
+static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t work) {
+  bool parallel = opspec_cpu_parallel(work);
   int threads = parallel ? opspec_cpu_threads() : 1;
   if (!parallel || (l->batch && !opspec_copies_make(&l->copies, l->op, l->args, threads))) {
     if (!l->batch) {
@@ -191,12 +208,28 @@ static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64
     }
     return;
   }
-  int64_t per_position = trips / l->total; /* the inner launch dims: at least 1 */
-  int64_t chunk_trips = trips / ((int64_t)threads * OPSPEC_CHUNKS_PER_THREAD);
-  if (chunk_trips < OPSPEC_MIN_CHUNK_TRIPS) chunk_trips = OPSPEC_MIN_CHUNK_TRIPS;
-  l->chunk = chunk_trips / per_position > 0 ? chunk_trips / per_position : 1;
+  int64_t per_position = work / l->total; /* at least 1: work counts every trip */
+  int64_t chunk_work = work / ((int64_t)threads * OPSPEC_CHUNKS_PER_THREAD);
+  if (chunk_work < OPSPEC_MIN_CHUNK_WORK) chunk_work = OPSPEC_MIN_CHUNK_WORK;
+  l->chunk = chunk_work / per_position > 0 ? chunk_work / per_position : 1;
   opspec_parallel_run(cf, (l->total - 1) / l->chunk + 1, threads, opspec_range_chunk, l);
   if (l->batch) free(l->copies.data);
+}
+
+/* The elements of the call's largest input or output (one batch element's, times the
+ * batch: an input read in place by every element is read once per element). From the
+ * sizes opspec_view decoded. */
+static int64_t opspec_largest_buffer(const opspec_op_desc *op, const opspec_batch *batch, void *args) {
+  int64_t largest = 0;
+  for (int32_t i = 0; i < op->ninputs; ++i) {
+    int64_t size = opspec_array_at(args, op->inputs[i].offset)->size;
+    if (size > largest) largest = size;
+  }
+  for (int32_t i = 0; i < op->noutputs; ++i) {
+    int64_t size = opspec_array_at(args, op->outputs[i].offset)->size;
+    if (size > largest) largest = size;
+  }
+  return opspec_sat_mul(largest, batch->count);
 }
 
 static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
@@ -215,18 +248,20 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
     return;
   }
   int64_t element_trips = opspec_sat_mul(outer, inner);
+  int64_t call_elements = opspec_largest_buffer(op, batch, args);
   opspec_range_loop l = {op, NULL, kernel, args, {NULL, NULL}, outer, 0, outer};
   /* Elements share one scratch buffer, so with scratch (or an index space past int64)
    * they run one after the other, each in parallel on its own. */
   if (batch->rank && op->nscratch == 0 && opspec_sat_mul(outer, batch->count) < INT64_MAX) {
     l.batch = batch;
     l.total = outer * batch->count;
-    opspec_run_ranges(cf, &l, opspec_sat_mul(element_trips, batch->count));
+    opspec_run_ranges(cf, &l, opspec_max(opspec_sat_mul(element_trips, batch->count), call_elements));
     return;
   }
+  int64_t element_work = opspec_max(element_trips, call_elements / batch->count);
   for (int64_t b = 0; b < batch->count; ++b) {
     if (batch->rank) opspec_batch_point(batch, op, args, b);
-    opspec_run_ranges(cf, &l, element_trips);
+    opspec_run_ranges(cf, &l, element_work);
   }
 }
 
@@ -288,7 +323,8 @@ static XLA_FFI_Error *opspec_rejection(const opspec_op_desc *op, void *args, ops
   if (!opspec_checks_enabled())
     return opspec_error(c->frame, XLA_FFI_Error_Code_INVALID_ARGUMENT, op->name,
                         "the kernel rejected a value of an input checked in_kernel (checks are off: "
-                        "opspec.set_checks(True) names the position)");
+                        "%s.set_checks(True) names the position)",
+                        opspec_package_name); /* the package's own knob: myops.set_checks */
   for (int64_t b = 0; b < c->batch.count && !err; ++b) {
     if (c->batch.rank) opspec_batch_point(&c->batch, op, args, b);
     err = op->kernel_checked(c->frame, args);

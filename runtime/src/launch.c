@@ -1,8 +1,10 @@
-/* Launch configuration for generated CUDA launchers; see opspec/launch.h. */
+/* Launch configuration for CUDA kernels (opspec/launch.h), and the launcher that
+ * configures, checks and starts an op's kernels (opspec_cuda_launch_run, opspec/ffi.h). */
 #include "opspec/launch.h"
 
 #include <stdbool.h>
 
+#include "opspec/batch.h"
 #include "opspec/ffi.h"
 
 void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
@@ -64,5 +66,37 @@ int opspec_launch_prepare(const opspec_launch *l, size_t n, const char **failed_
 int opspec_launch_any_empty(const opspec_launch *l, size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (opspec_launch_empty(&l[i])) return 1;
+  return 0;
+}
+
+int opspec_cuda_launch_run(const opspec_cuda_launch *launch, const opspec_op_desc *op, const opspec_bound *bound,
+                           void *args, const opspec_batch *batch, void *stream,
+                           int (*zero)(void *stream, void *ptr, size_t bytes), const size_t *output_bytes,
+                           const char **failed_kernel) {
+  opspec_launch config[OPSPEC_MAX_CUDA_KERNELS];
+  size_t n = (size_t)launch->nkernels;
+  if (launch->configure)
+    launch->configure(args, config);
+  else
+    opspec_launch_portable(&config[0], "kernel", op->launch_ndims, bound->launch, NULL);
+  /* A natively batched call's elements run along z: on the grid for 1 or 2 launch dims,
+   * in each thread's loop for 3. */
+  if (op->cuda_batch_grid && op->launch_ndims < 3)
+    opspec_launch_batch(&config[0], batch && batch->rank ? batch->count : 1);
+  int code = opspec_launch_prepare(config, n, failed_kernel);
+  if (code) return code;
+  /* An empty launch runs nothing: its outputs get zeros, as on CPU. */
+  if (opspec_launch_any_empty(config, n))
+    for (int32_t i = 0; i < op->noutputs; ++i) {
+      void *data = opspec_array_at(args, op->outputs[i].offset)->data;
+      if (output_bytes[i] && (code = zero(stream, data, output_bytes[i]))) return code;
+    }
+  if (bound->variant < 0 || bound->variant >= launch->nvariants) {
+    *failed_kernel = "(dispatch)";
+    return OPSPEC_CUDA_ERROR_INVALID_VALUE;
+  }
+  opspec_cuda_start_fn *const *start = launch->kernels + (size_t)bound->variant * n;
+  for (size_t k = 0; k < n; ++k)
+    if ((code = start[k](&config[k], stream, failed_kernel, args, batch, op->ninputs))) return code;
   return 0;
 }

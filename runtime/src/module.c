@@ -211,6 +211,14 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
   return PyLong_FromLongLong(opspec_parallel_threshold());
 }
 
+static PyObject *opspec_py_parallel_stats(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  int64_t loops, chunks;
+  opspec_parallel_stats(&loops, &chunks);
+  return Py_BuildValue("(LL)", (long long)loops, (long long)chunks);
+}
+
 static PyObject *opspec_py_set_cpu_pool(PyObject *self, PyObject *arg) {
   (void)self;
   long pool = PyLong_AsLong(arg);
@@ -260,8 +268,12 @@ static PyMethodDef opspec_py_methods[] = {
 #endif
     {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap the threads of a parallel loop (0: the CPUs)."},
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
-    {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O, "Loop trips at which CPU loops go parallel."},
-    {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS, "Loop trips at which CPU loops go parallel."},
+    {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O,
+     "Work (elements) at which portable CPU loops go parallel."},
+    {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS,
+     "Work (elements) at which portable CPU loops go parallel."},
+    {"parallel_stats", opspec_py_parallel_stats, METH_NOARGS,
+     "(loops, chunks) handed to more than one thread since the process started."},
     {"set_cpu_pool", opspec_py_set_cpu_pool, METH_O, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"cpu_pool", opspec_py_cpu_pool, METH_NOARGS, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"set_checks", opspec_py_set_checks, METH_O, "Turn the input contents checks of every handler on or off."},

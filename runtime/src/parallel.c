@@ -57,7 +57,14 @@ static struct {
   int started;                /* opspec's own helper threads */
 } opspec_loop = {.busy = ATOMIC_FLAG_INIT, .start_lock = PTHREAD_MUTEX_INITIALIZER};
 
+static atomic_llong opspec_loops_run, opspec_chunks_run; /* opspec_parallel_stats */
+
 bool opspec_in_parallel_loop(void) { return opspec_in_loop; }
+
+void opspec_parallel_stats(int64_t *loops, int64_t *chunks) {
+  *loops = atomic_load_explicit(&opspec_loops_run, memory_order_relaxed);
+  *chunks = atomic_load_explicit(&opspec_chunks_run, memory_order_relaxed);
+}
 
 bool opspec_set_cpu_pool(int pool) {
   if (pool != OPSPEC_POOL_OPSPEC && pool != OPSPEC_POOL_XLA && pool != OPSPEC_POOL_OPENMP) return false;
@@ -242,6 +249,8 @@ void opspec_parallel_run(XLA_FFI_CallFrame *cf, int64_t nchunks, int threads, op
     opspec_run_alone(nchunks, fn, ctx);
     return;
   }
+  atomic_fetch_add_explicit(&opspec_loops_run, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&opspec_chunks_run, nchunks, memory_order_relaxed);
   if (pool == OPSPEC_POOL_OPENMP) {
     opspec_run_openmp(nchunks, threads, fn, ctx);
     return;

@@ -1,9 +1,11 @@
 /* The identifier scanner that decides which names a generated body declares. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
 #include "util/c_idents.h"
+#include "util/c_jumps.h"
 #include "check.h"
 
 static void og_expect_idents(const char *code, const char *want) {
@@ -30,7 +32,37 @@ static void og_expect_decls(const char *code, const char *want) {
   og_idents_free(&types);
 }
 
+static void og_collect_jump(const char *word, int line, int col, void *ud) {
+  og_buf_printf(ud, "%s@%d:%d ", word, line, col);
+}
+
+static void og_expect_jumps(const char *code, const char *want) {
+  og_buf got = {0};
+  og_body_jumps(code, og_collect_jump, &got);
+  OG_CHECK_STR(og_buf_str(&got), want);
+  if (strcmp(og_buf_str(&got), want) != 0) fprintf(stderr, "jumps of: %s\n", code);
+  og_buf_free(&got);
+}
+
+/* The jumps that would leave a portable body: return and goto anywhere, break and
+ * continue outside loops (break: and switches) of the body's own. */
+static void og_test_jumps(void) {
+  og_expect_jumps("if (v < -10.0f) { y[i] = 0; return; }\ny[i] = v;", "return@0:29 ");
+  og_expect_jumps("for (int p = 0; p < n; ++p) { if (a[p]) break; continue; }\nbreak;", "break@1:1 ");
+  og_expect_jumps("while (c) { do { if (d) continue; } while (e); }\ncontinue;", "continue@1:1 ");
+  og_expect_jumps("switch (m) { case 0: y[i] = 1; break; default: continue; }", "continue@0:48 ");
+  /* Unbraced loop bodies, an if/else inside one, a do ... while, and what follows them. */
+  og_expect_jumps("for (;;) if (a) break; else continue;\nbreak;", "break@1:1 ");
+  og_expect_jumps("for (;;) for (;;) { break; }\ncontinue;", "continue@1:1 ");
+  og_expect_jumps("do x++; while (x < 3);\nbreak;", "break@1:1 ");
+  og_expect_jumps("for (;;) do { break; } while (0);\ncontinue;", "continue@1:1 ");
+  og_expect_jumps("for (;;) { for (;;) { return; } goto out; }", "return@0:23 goto@0:33 ");
+  /* Comments, strings and directives hold no jumps. */
+  og_expect_jumps("/* return; */ s = \"break;\"; // continue;\n#define STOP return\ny[i] = 0;", "");
+}
+
 int main(void) {
+  og_test_jumps();
   /* Declarations after a type: C's words, *_t names, the op's type variables. */
   og_expect_decls("T acc = 0;\nfor (int32_t p = a[i]; p < b; ++p) acc += x[p] * y;\nconst float *row = A + i * cols;",
                   "acc@0:3 p@1:14 row@2:14 ");

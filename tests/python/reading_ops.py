@@ -2,7 +2,10 @@
 class a sharding rule must never split (issue 19). Each is written as a new user would,
 with correct unsharded results; each comes twice, as `<name>` with no `independent:`
 (the sharding rule must gather it) and as `<name>_claimed`, which falsely declares the
-dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise.
+dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise,
+two ops with a symbol twice in one array (`square_matvec`, `gram`), and `row_rms_norm`, a
+portable kernel with one trip per row that loops over the row (threads by work:
+test_parallel_work.py).
 
 `build(folder)` builds them once into the package `reading` (CMake, CUDA OFF: builds.py),
 and returns the folder to put on sys.path / PYTHONPATH."""
@@ -132,6 +135,69 @@ kernel: |
 independent: [...]
 """
 
+# A shape symbol twice in one array (issue 31 F1): a square input, and a Gram-matrix
+# output whose contracted `c` is declared reducible. The sharding rule gives each
+# repeated dim a factor of its own, replicated: every call is the unsharded one's.
+SQUARE_MATVEC = """\
+op: square_matvec
+doc: y = A x for a square A.
+types: {T: [float32, float64]}
+inputs:
+  - {name: A, dtype: T, shape: [n, n]}
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: y, dtype: T, shape: [n]}
+cpu: |
+  for (int64_t i = 0; i < n; ++i) {
+    T total = 0;
+    for (int64_t j = 0; j < n; ++j) total += A[i * n + j] * x[j];
+    y[i] = total;
+  }
+"""
+
+GRAM = """\
+op: gram
+doc: G = X X^T, the Gram matrix of X's rows.
+types: {T: [float32, float64]}
+inputs:
+  - {name: X, dtype: T, shape: [m, c]}
+outputs:
+  - {name: G, dtype: T, shape: [m, m]}
+reduce: {c: sum}
+cpu: |
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < m; ++j) {
+      T total = 0;
+      for (int64_t l = 0; l < c; ++l) total += X[i * c + l] * X[j * c + l];
+      G[i * m + j] = total;
+    }
+  }
+"""
+
+
+# A row-wise op as a user writes one: one launch index per row, the body loops over the
+# row's columns. Few long rows are few trips but much work (test_parallel_work.py).
+ROW_RMS_NORM = """\
+op: row_rms_norm
+doc: Each row divided by its root mean square, y = x / sqrt(mean(x * x) + eps).
+types: {T: [float32, float64]}
+inputs:
+  - {name: x, dtype: T, shape: [rows, cols]}
+outputs:
+  - {name: y, dtype: T, shape: [rows, cols]}
+attrs:
+  - {name: eps, type: float64, default: 1e-6}
+launch: [rows]
+kernel: |
+  const T *in = x + i * cols;
+  T *out = y + i * cols;
+  double total = 0;
+  for (int64_t j = 0; j < cols; ++j) total += (double)in[j] * in[j];
+  const T scale = (T)(1 / sqrt(total / (double)cols + eps));
+  for (int64_t j = 0; j < cols; ++j) out[j] = in[j] * scale;
+independent: [rows]
+"""
+
 
 def reference(name: str, x: np.ndarray) -> tuple:
     """NumPy references of the reading ops (name without `_claimed`)."""
@@ -163,6 +229,9 @@ def build(folder: Path) -> Path:
         specs[name] = f"op: {name}\n{body}"
         specs[f"{name}_claimed"] = f"op: {name}_claimed\n{body}independent: {dims}\n"
     specs["axpy"] = AXPY
+    specs["square_matvec"] = SQUARE_MATVEC
+    specs["gram"] = GRAM
+    specs["row_rms_norm"] = ROW_RMS_NORM
     project = folder / "reading"
     # Against the installed opspec's CMake package where there is one (no second build of
     # opspec-gen); else add_subdirectory() of this source tree.

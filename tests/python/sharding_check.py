@@ -4,6 +4,7 @@ before JAX starts. Arguments: a seed, and the folder of the test-only package `r
 
 import os
 import sys
+import warnings
 
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
 
@@ -123,6 +124,45 @@ if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "use_mesh"):
         if not np.allclose(out, [x.sum()]):
             failures.append("explicit sum: wrong result")
 
+# 4b. jax.grad of every shipped op with derivatives under explicit sharding (issue 31 F6):
+#     each float input sharded along each dim 4 divides, the gradient equals the unsharded
+#     one and keeps the input's sharding; an error would have to name the op and input.
+if hasattr(jax.sharding, "AxisType") and hasattr(jax.sharding, "reshard"):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    use = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh
+    for name in sorted(CASES):
+        args, attrs = CASES[name][0](rng, np.float64, 8)
+        floats = [i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f"]
+        weights = [rng.standard_normal(np.shape(w)) for w in reference(name, args, attrs, np.float64)]
+
+        def loss(*a, _n=name, _at=attrs, _w=weights):
+            out = getattr(opspec.ops, _n)(*a, **_at)
+            out = out if isinstance(out, tuple) else (out,)
+            return sum((o * w).sum() for o, w in zip(out, _w) if jax.numpy.issubdtype(o.dtype, jax.numpy.floating))
+
+        for i in floats:
+            try:
+                want = jax.jit(jax.grad(loss, argnums=i))(*args)
+            except Exception:  # noqa: BLE001  (no derivative declared for it: nothing to compare)
+                continue
+            for d in range(np.ndim(args[i])):
+                if np.shape(args[i])[d] % 4:
+                    continue
+                spec = [None] * np.ndim(args[i])
+                spec[d] = "d"
+                with use(emesh):
+                    placed = [jax.device_put(a, NamedSharding(emesh, P())) for a in args]
+                    placed[i] = jax.device_put(args[i], NamedSharding(emesh, P(*spec)))
+                    try:
+                        got = jax.jit(jax.grad(loss, argnums=i))(*placed)
+                    except Exception as e:  # noqa: BLE001
+                        failures.append(f"explicit grad {name} input {i} dim {d}: {type(e).__name__}: {e}"[:400])
+                        continue
+                if not np.allclose(np.asarray(got), want, rtol=1e-9, atol=1e-12):
+                    failures.append(f"explicit grad {name} input {i} sharded along dim {d}: results differ")
+                if got.sharding.spec != P(*spec):
+                    failures.append(f"explicit grad {name} input {i}: sharding {got.sharding.spec}, not {P(*spec)}")
+
 # 5. Ops that read across a dim (reading_ops.py), declaring nothing: sharded along every
 #    dim of the input, on 4 devices and on a 2 x 2 mesh (each axis, and both), and with
 #    extents 4 does not divide, each equals its NumPy reference: the rule gathers.
@@ -186,6 +226,54 @@ if use_mesh is not None and hasattr(jax.sharding, "AxisType"):
         if differs(out, (np.cumsum(x),)) or out.sharding.spec != P(None):
             failures.append(f"explicit cumsum: wrong result, or its output is {out.sharding.spec}")
 
+# 5b. A symbol twice in one array (issue 31 F1): a square input and a Gram output lower
+#     on 4 devices and on the 2 x 2 mesh, replicated or sharded along any dim (the
+#     repeated dims are replicated, the Gram's reduced `c` stays sharded), unsharded
+#     results; under explicit sharding too.
+square_cases = {
+    "square_matvec": lambda n: ((rng.standard_normal((n, n)), rng.standard_normal(n)), lambda A, x: (A @ x,)),
+    "gram": lambda n: ((rng.standard_normal((n, n + 4)),), lambda X: (X @ X.T,)),
+}
+for name, make in square_cases.items():
+    op = getattr(reading.ops, name)
+    for n in (8, 6):
+        args, ref = make(n)
+        want = ref(*args)
+        try:
+            if differs(jax.jit(op)(*args), want):
+                failures.append(f"{name} n={n} replicated: results differ")
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{name} n={n} replicated: {type(e).__name__}: {e}"[:400])
+        for i, a in enumerate(args):
+            for d in range(a.ndim):
+                for m, axes in mesh_specs:
+                    try:
+                        got = sharded_call(op, args, i, d, m, axes)
+                    except Exception as e:  # noqa: BLE001
+                        failures.append(f"{name} n={n} input {i} dim {d} over {axes}: {type(e).__name__}: {e}"[:400])
+                        continue
+                    if differs(got, want):
+                        failures.append(f"{name} n={n} input {i} sharded along dim {d} over {axes}: results differ")
+X = rng.standard_normal((8, 16))
+f = jax.jit(reading.ops.gram)
+Xs = jax.device_put(X, NamedSharding(mesh, P(None, "d")))
+if differs(f(Xs), (X @ X.T,)) or "all-gather" in f.lower(Xs).compile().as_text():
+    failures.append("gram sharded along its reduced c: wrong, or the compiled HLO gathers")
+if hasattr(jax.sharding, "AxisType") and (getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)):
+    emesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with (getattr(jax, "set_mesh", None) or jax.sharding.use_mesh)(emesh):
+        A, x = rng.standard_normal((8, 8)), rng.standard_normal(8)
+        for spec in (P("d", None), P(None, "d")):
+            try:
+                got = jax.jit(reading.ops.square_matvec)(jax.device_put(A, NamedSharding(emesh, spec)), x)
+                if differs(got, (A @ x,)):
+                    failures.append(f"explicit square_matvec A as {spec}: results differ")
+                got = jax.jit(reading.ops.gram)(jax.device_put(X, NamedSharding(emesh, spec)))
+                if differs(got, (X @ X.T,)):
+                    failures.append(f"explicit gram X as {spec}: results differ")
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"explicit square_matvec/gram as {spec}: {type(e).__name__}: {e}"[:400])
+
 # 6. Every shipped op on the 2 x 2 mesh: each input along each dim over both axes, and a
 #    2-D input along its rows on one axis and its columns on the other; then with extents
 #    of 30, which 4 devices do not divide: the unsharded result, never an error.
@@ -214,6 +302,107 @@ for size in (32, 30):
                 continue
             if differs(got, want):
                 failures.append(f"{name}: input 0 sharded P('r', 'c'): results differ")
+
+# 7. No silent gather (issue 30): only the extents of the dims actually sharded decide.
+#    An unsharded independent dim of any extent (33 columns, 2 heads over 4 devices)
+#    keeps the others sharded, with no all-gather and no warning; where opspec must
+#    gather (a padded shard, an undeclared dim), it warns once per op and shape, saying why.
+NEW_PARTITIONER = tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 10)
+
+
+def warned(fn):
+    """fn's value and the ShardingWarning messages issued while it ran."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = fn()
+    return value, [str(w.message) for w in caught if issubclass(w.category, opspec.ShardingWarning)]
+
+
+def kept_sharded(label, fn, args, spec_in, m, want):
+    s = NamedSharding(m, spec_in)
+    f = jax.jit(lambda *a: fn(*[wsc(x, s) if np.ndim(x) == len(spec_in) else x for x in a]))
+    out, messages = warned(lambda: f(*args))
+    if differs(out, (want,)):
+        failures.append(f"{label}: results differ")
+    if NEW_PARTITIONER and (
+        "all-gather" in f.lower(*args).compile().as_text() or not out.sharding.is_equivalent_to(s, len(spec_in))
+    ):
+        failures.append(f"{label}: gathers, or its output is {out.sharding.spec}, not {spec_in}")
+    if NEW_PARTITIONER and messages:
+        failures.append(f"{label}: warned {messages}")
+
+
+axpy = lambda x, y: reading.ops.axpy(x, y, a=0.5)  # noqa: E731
+for shape, spec_in, m in [
+    ((8, 33), P("d", None), mesh),  # 33 columns, rows sharded
+    ((2, 64), P(None, "d"), mesh),  # 2 heads over 4 devices, the other dim sharded
+    ((2, 64), P("r", "c"), mesh2),  # 2 heads over an axis of 2: both dims stay sharded
+    ((6, 30), P("r", "c"), mesh2),
+]:
+    x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+    kept_sharded(f"axpy {shape} as {spec_in}", axpy, (x, y), spec_in, m, 0.5 * x + y)
+B33 = rng.standard_normal((8, 33))
+v33 = rng.standard_normal(33)
+kept_sharded("matvec (8, 33) rows sharded", opspec.ops.matvec, (B33, v33), P("d", None), mesh, B33 @ v33)
+
+# Where opspec must gather: each warning names the op, the input, the dim and the reason,
+# once per op and shape.
+x26 = rng.standard_normal(26)
+s26 = NamedSharding(mesh, P("d"))
+for attempt in range(2):
+    f = jax.jit(lambda a: reading.ops.axpy(wsc(a, s26), a, a=0.5))  # a new jit: compiled again
+    out, messages = warned(lambda: f(x26))
+    if differs(out, (1.5 * x26,)):
+        failures.append("axpy (26,) sharded over 4: results differ")
+    expected = 2 if attempt == 0 and NEW_PARTITIONER else 0
+    if len(messages) != expected or not all(
+        "reading.ops.axpy: input '" in t and "gathered before the call: " in t for t in messages
+    ):
+        failures.append(f"axpy (26,) over 4 devices, compile {attempt}: warnings {messages}")
+x12 = rng.standard_normal(12)
+out, messages = warned(lambda: jax.jit(lambda a: reading.ops.cumsum(wsc(a, NamedSharding(mesh, P("d")))))(x12))
+if differs(out, (np.cumsum(x12),)) or not (
+    len(messages) == 1
+    and "reading.ops.cumsum: input 'x' dim 0 ('n', extent 12)" in messages[0]
+    and "independent:" in messages[0]
+):
+    failures.append(f"cumsum (12,) sharded: warnings {messages}")
+
+# 8. jax.export of a computation sharded over 4 devices (issue 31 F5): it exports (the
+#    call runs replicated there, and says so with a ShardingWarning naming the op), and
+#    runs deserialized on the same mesh with the unsharded result; inside shard_map it
+#    exports and stays sharded, with no all-gather.
+import jax.export  # noqa: E402
+
+import opspec.export  # noqa: E402
+
+xe = rng.standard_normal((8, 16))
+s = NamedSharding(mesh, P("d", None))
+xs = jax.device_put(xe, s)
+want = (2 / (1 + np.exp(-xe)),)
+f = jax.jit(lambda a: opspec.ops.sigmoid(a) * 2, in_shardings=s, out_shardings=s)
+try:
+    exported, messages = warned(lambda: jax.export.export(f, disabled_checks=opspec.export.checks())(xs))
+    call = jax.export.deserialize(exported.serialize()).call
+    if differs(call(xs), want):
+        failures.append("exported sharded sigmoid: results differ")
+    if (
+        len(messages) != 1
+        or "opspec.ops.sigmoid: exported for 4 devices" not in messages[0]
+        or "shard_map" not in messages[0]
+    ):
+        failures.append(f"exported sharded sigmoid: warnings {messages}")
+except Exception as e:  # noqa: BLE001
+    failures.append(f"export of sharded sigmoid: {type(e).__name__}: {e}"[:400])
+shard_map = getattr(jax, "shard_map", None)
+if shard_map is not None:
+    g = jax.jit(
+        shard_map(lambda a: opspec.ops.sigmoid(a) * 2, mesh=mesh, in_specs=P("d", None), out_specs=P("d", None))
+    )
+    call = jax.export.deserialize(jax.export.export(g, disabled_checks=opspec.export.checks())(xs).serialize()).call
+    out = call(xs)
+    if differs(out, want) or "all-gather" in jax.jit(call).lower(xs).compile().as_text():
+        failures.append("exported shard_map sigmoid: results differ, or it gathers")
 
 for f in failures:
     print(f)

@@ -71,3 +71,55 @@ def test_a_body_error_is_reported_once_at_the_spec(tmp_path):
     assert "   14 |       if (i < n) y[i] = x[i] * gain;" in out
     # The ops' objects never compiled.
     assert "bad_kernel_cpu.c.o" not in out and "bad_cuda_cuda_sim.cpp.o" not in out
+
+
+# A float16 comparison with a bare literal: C's _Float16 takes it, nvcc's __half does not
+# (the half operator and the built-in float one both match), and neither does the CUDA
+# simulator's float16 (opspec/cuda_sim_half.h), so a CPU-only build shows nvcc's error
+# at the spec (line 8), as does `v * 2.0f` on bfloat16 (line 10).
+HALF_LITERAL = """\
+op: half_literal
+types: {T: [float32, float16]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: y, dtype: T, shape: [n]}
+launch: [n]
+kernel: "y[i] = x[i] > 0 ? x[i] : (T)0;"
+"""
+
+BF16_LITERAL = """\
+op: bf16_literal
+types: {T: [float32, bfloat16]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: y, dtype: T, shape: [n]}
+launch: [n]
+kernel: |
+  const T v = x[i];
+  y[i] = v * 2.0f;
+"""
+
+
+@pytest.mark.slow
+def test_half_operators_the_simulator_rejects_as_nvcc_does(tmp_path):
+    project = tmp_path / "halfpkg"
+    specs = {"half_literal": HALF_LITERAL, "bf16_literal": BF16_LITERAL}
+    write_package(project, "halfpkg", specs, "CUDA OFF CUDA_SIM ON")
+    build = project / "build"
+    configure(project, build, f"-Dopspec_DIR={cmake_dir()}")
+    keep_going = ["--", "-k", "0"] if generator() else ["--", "-k"]
+    r = subprocess.run(["cmake", "--build", str(build), "-j", "2", *keep_going], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    print(out)
+    assert r.returncode != 0
+    errors = [line for line in out.splitlines() if re.search(r"\berror\b", line) and "FAILED" not in line]
+    half = [e for e in errors if e.startswith("specs/half_literal.yaml:")]
+    bf16 = [e for e in errors if e.startswith("specs/bf16_literal.yaml:")]
+    assert len(half) == 1 and half[0].startswith("specs/half_literal.yaml:8:"), errors
+    assert "ambiguous" in half[0] and "operator>" in half[0]
+    assert len(bf16) == 1 and bf16[0].startswith("specs/bf16_literal.yaml:10:"), errors
+    assert "ambiguous" in bf16[0] and "operator*" in bf16[0]
+    # The CPU kernels (C, _Float16 and bfloat16 widened to float) were never the problem.
+    assert not [e for e in errors if e not in half + bf16 and not e.startswith("ninja: build stopped")], errors

@@ -61,14 +61,16 @@ def test_portable_kernels_run_a_range_without_openmp():
         text = path.read_text()
         # `omp simd` only marks the innermost loop's iterations independent: no threads.
         assert "#pragma omp" not in text.replace("#pragma omp simd\n", ""), path
-        # A head may be wrapped at 120 columns (.clang-format): its parameters, spaces aside.
-        heads = re.findall(r"^OPSPEC_CPU_CLONES static void opspec_\w+\(([^)]*)\) \{", text, re.M)
-        assert heads and all(
-            " ".join(h.split()) == "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end" for h in heads
-        )
-        assert text.count("  for (int64_t i = opspec_begin; i < opspec_end; ++i)") == len(heads), path
-        body = f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"'
-        assert text.count(body) == len(heads), path  # once per variant
+        # The kernel is written once and compiled once per variant: the file includes
+        # itself with each variant's name (its head may be wrapped at 120 columns).
+        heads = re.findall(r"^OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT\(([^)]*)\) \{", text, re.M)
+        assert [" ".join(h.split()) for h in heads] == [
+            "const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end"
+        ], path
+        variants = re.findall(r"^#define OPSPEC_CPU_VARIANT +(opspec_\w+)$", text, re.M)
+        assert variants and text.count(f'#include "ops/{path.name}"') == len(variants), path
+        assert text.count("  for (int64_t i = opspec_begin; i < opspec_end; ++i)") == 1, path
+        assert text.count(f'#include "ops/{path.name[: -len("_cpu.c")]}_body.inc"') == 1, path
 
 
 def test_write_if_changed_and_deterministic(tmp_path):
@@ -229,3 +231,25 @@ def test_compiler_errors_in_a_prologue_point_into_the_yaml(tmp_path):
     )
     assert cc.returncode != 0
     assert "specs/early.yaml:8:25:" in cc.stderr and "undeclared" in cc.stderr, cc.stderr
+
+
+def test_float_defaults_shown_as_python_writes_them(tmp_path):
+    # help() shows an attribute's default as the generated signature spells it: the
+    # shortest text that reads back as the same double, as Python's repr writes it
+    # (`default: 1e-6` is 1e-06, not 9.9999999999999995e-07).
+    rng = __import__("random").Random(30)
+    written = ["1e-6", "0.1", "1e20", "100000", "2.5e-5", "-0.0", "123456789012345678", "3"]
+    written += [repr(rng.uniform(-1e3, 1e3)) for _ in range(4)] + [f"{rng.uniform(1, 10):.3e}" for _ in range(4)]
+    attrs = "".join(f"  - {{name: a{i}, type: float64, default: {t}}}\n" for i, t in enumerate(written))
+    spec = tmp_path / "defaults.yaml"
+    spec.write_text(
+        "op: defaults\ninputs:\n  - {name: x, dtype: float32, shape: [n]}\n"
+        "outputs:\n  - {name: y, dtype: float32, shape: [n]}\n"
+        f"attrs:\n{attrs}launch: [n]\nkernel: |\n  y[i] = x[i];\n"
+    )
+    r = gen("--out", str(tmp_path / "out"), str(spec))
+    assert r.returncode == 0, r.stderr
+    stub = (tmp_path / "out" / "python" / "ops.pyi").read_text()
+    for i, t in enumerate(written):
+        assert f"    a{i}: float = {float(t)!r},\n" in stub, (t, stub)
+        assert f"a{i} (float64, default {float(t)!r})" in stub

@@ -96,8 +96,8 @@ def test_op_on_gpu_matches_numpy(name, dtype, jit, backend, rng):
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16], ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("name", ["add", "relu", "scale", "sigmoid"])
 def test_low_precision_op_on_gpu_matches_numpy(name, dtype, jit, backend, rng):
-    # float16: __half under nvcc, _Float16 on the simulator; bfloat16: __nv_bfloat16
-    # under nvcc, on the simulator a class that computes in float.
+    # float16 and bfloat16: __half and __nv_bfloat16 under nvcc, on the simulator classes
+    # with their operators that compute in float (opspec/cuda_sim_half.h).
     for n in (1, int(rng.integers(2, 5000)), 300_001):
         args, attrs = CASES[name][0](rng, dtype, n)
         check(name, args, attrs, dtype, run(name, args, attrs, backend, jit), backend)

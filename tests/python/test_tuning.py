@@ -124,6 +124,9 @@ def test_tune_saves_what_the_next_import_reads(tmp_path):
         data = json.load(f)
     assert data["format"] == _tune.FORMAT and data["parallel_threshold"] == saved
     assert saved in (4096, 8192, _tune.NEVER) or data["threads"] < 2
+    if data["threads"] >= 2:  # the row-wise op's crossover, in the same unit, beside it
+        assert data["crossovers"]["add"] == saved and data["crossovers"]["matvec"] in (4096, 8192, _tune.NEVER)
+        assert [r["size"] for r in data["matvec_rows"]] == [4096, 8192]
     out, _ = run_python(PROBE, tmp_path)
     assert out == [str(saved), str(tmp_path / "opspec" / files[0])]
 

@@ -53,7 +53,8 @@ extern "C" {
 /* Threads a parallel loop may use, the calling thread included: the cap if set, else
  * OpenMP's default (the CPUs this process may run on). */
 int opspec_cpu_threads(void);
-/* True if a loop of `trips` iterations should run in parallel: at least the threshold,
+/* True if a loop of `trips` iterations (or, for the handler's portable loops, elements
+ * of work: runtime/src/handler.c) should run in parallel: at least the threshold,
  * more than one thread, and not already inside a parallel loop (a batch element on one
  * thread of a batched call, or a raw body's own OpenMP region). */
 bool opspec_cpu_parallel(int64_t trips);
@@ -64,7 +65,7 @@ bool opspec_cpu_parallel(int64_t trips);
 void opspec_cpu_zero(void *data, size_t bytes);
 
 void opspec_set_cpu_threads(int n);            /* 0: the default */
-void opspec_set_parallel_threshold(int64_t n); /* trips at which loops go parallel */
+void opspec_set_parallel_threshold(int64_t n); /* work at which loops go parallel (docs/performance.md) */
 int64_t opspec_parallel_threshold(void);
 
 #ifdef __cplusplus

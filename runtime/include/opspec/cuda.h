@@ -1,8 +1,9 @@
 /* Device helpers and kernel launches for generated CUDA code (CUDA C++).
  *
  * Kernels in a spec's `cuda:` section are raw bodies; these helpers give them what
- * numba's cuda.grid() gives Numba kernels. Launchers configure and validate every kernel
- * with opspec/launch.h, then launch with opspec_launch_kernel.
+ * numba's cuda.grid() gives Numba kernels. An op's kernels are started by
+ * opspec_cuda_launch_run (runtime/src/launch.c), which configures and validates every
+ * kernel with opspec/launch.h, then calls each kernel's opspec_cuda_start (below).
  *
  * The same file serves both CUDA backends: under nvcc <cuda_runtime.h> is CUDA's; in the
  * simulated build it is runtime/sim/cuda_runtime.h, and everything here runs on the CPU
@@ -76,12 +77,6 @@ __device__ static inline void *opspec_batch_at(void *data, const opspec_batch_gr
   return (char *)data + offset;
 }
 
-/* Zero-fills an output of an empty launch: 0 or a cudaError_t. */
-static inline int opspec_cuda_zero(void *ptr, size_t bytes, cudaStream_t stream) {
-  if (bytes == 0) return 0;
-  return (int)cudaMemsetAsync(ptr, 0, bytes, stream);
-}
-
 /* Launches `kernel` with `cfg` on `stream` (nothing for an empty launch): 0 or a
  * cudaError_t, naming the kernel in *failed_kernel. A raw kernel's parameter is its op's
  * args struct; the portable kernel's are that and its opspec_batch_grid.
@@ -101,5 +96,34 @@ static inline int opspec_launch_kernel(void (*kernel)(Params...), const opspec_l
   if (err != cudaSuccess) *failed_kernel = cfg.kernel;
   return (int)err;
 }
+
+/* Starts `kernel` with its parameters read from the op's args struct at `args`: a raw
+ * kernel takes the struct; the portable kernel also its opspec_batch_grid, made from the
+ * natively batched call `batch` (NULL: one element) of an op with `ninputs` inputs. */
+template <typename Args>
+static inline int opspec_cuda_start_kernel(void (*kernel)(Args), const opspec_launch *cfg, cudaStream_t stream,
+                                           const char **failed_kernel, const void *args, const opspec_batch *,
+                                           int32_t) {
+  return opspec_launch_kernel(kernel, *cfg, stream, failed_kernel, *(const Args *)args);
+}
+template <typename Args, int N>
+static inline int opspec_cuda_start_kernel(void (*kernel)(Args, opspec_batch_grid<N>), const opspec_launch *cfg,
+                                           cudaStream_t stream, const char **failed_kernel, const void *args,
+                                           const opspec_batch *batch, int32_t ninputs) {
+  return opspec_launch_kernel(kernel, *cfg, stream, failed_kernel, *(const Args *)args,
+                              opspec_batch_grid_of<N>(batch, ninputs));
+}
+
+/* One kernel's opspec_cuda_start_fn (opspec/ffi.h), an entry of its op's table
+ * (opspec_cuda_launch.kernels): the one function per kernel that knows the kernel's
+ * parameter types, which cudaLaunchKernel's typed form needs (the simulator reads
+ * them). Compiled with the kernel, for its backend. */
+template <auto kernel>
+static int opspec_cuda_start(const opspec_launch *cfg, void *stream, const char **failed_kernel, const void *args,
+                             const opspec_batch *batch, int32_t ninputs) {
+  return opspec_cuda_start_kernel(kernel, cfg, (cudaStream_t)stream, failed_kernel, args, batch, ninputs);
+}
+
+static_assert(OPSPEC_CUDA_ERROR_INVALID_VALUE == (int)cudaErrorInvalidValue, "opspec/launch.h's copy of the code");
 
 #endif /* OPSPEC_CUDA_H */

@@ -31,6 +31,10 @@
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 typedef __half opspec_float16;
+#elif defined(__FLT16_MAX__) && defined(__cplusplus) && defined(OPSPEC_CUDA_SIM)
+/* The CUDA simulator's kernels: a class with __half's conversions and operators
+ * (opspec/cuda_sim_half.h, below), so that what nvcc rejects fails here too. */
+#define OPSPEC_SIM_FLOAT16 1
 #elif defined(__FLT16_MAX__)
 typedef _Float16 opspec_float16;
 #else
@@ -64,16 +68,14 @@ static inline uint16_t opspec_float_to_bfloat16(float value) {
 }
 
 #if defined(__cplusplus)
-#include <type_traits>
 /* The CUDA simulator's bfloat16 (host C++): every operation converts to float, as
- * __nv_bfloat16's do on GPUs without bfloat16 arithmetic, and rounds on the way back. */
-struct opspec_bfloat16 {
-  uint16_t bits;
-  opspec_bfloat16() = default;
-  template <typename U, typename = typename std::enable_if<std::is_arithmetic<U>::value>::type>
-  opspec_bfloat16(U value) : bits(opspec_float_to_bfloat16((float)value)) {}
-  operator float() const { return opspec_bfloat16_to_float(bits); }
-};
+ * __nv_bfloat16's do on GPUs without bfloat16 arithmetic, and rounds on the way back;
+ * its conversions and operators are __nv_bfloat16's (opspec/cuda_sim_half.h). */
+#include "opspec/cuda_sim_half.h"
+typedef opspec_sim_narrow<opspec_sim_bfloat16_codec> opspec_bfloat16;
+#ifdef OPSPEC_SIM_FLOAT16
+typedef opspec_sim_narrow<opspec_sim_float16_codec> opspec_float16;
+#endif
 #else
 typedef struct opspec_bfloat16 {
   uint16_t bits;

@@ -242,6 +242,9 @@ typedef struct opspec_op_desc {
   opspec_shapes_fn *shapes;
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda, *kernel_checked;
+  /* The spec's `require:`: NULL, or the check of the call's symbols and attributes that
+   * opspec_decode runs once they are bound (an error names the condition and values). */
+  opspec_args_fn *require;
   /* With kernel_checked: where the args struct holds the `int *` that opspec_reject()
    * sets (the call's flag on CPU, a flag in device memory on the CUDA path). */
   size_t rejected_at;
@@ -374,14 +377,38 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
 
 struct opspec_batch; /* opspec/batch.h */
 
-/* Enqueues an op's kernels for type variant `variant` on `stream` (generated, in
- * <op>_cuda.cu). `batch` is NULL for one element; otherwise the natively batched call
- * (opspec/batch.h) that the op's portable kernel runs whole in one launch (only where
- * op->cuda_batch_grid says so; `args` then points at element 0).
- * `output_bytes` are the outputs' sizes, every element's, for zero-filling them when a
- * launch is empty. Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
-typedef int opspec_cuda_launch_fn(const void *args, const struct opspec_batch *batch, int32_t variant, void *stream,
-                                  const size_t *output_bytes, const char **failed_kernel);
+struct opspec_launch; /* opspec/launch.h */
+
+/* Starts one kernel of an op on `stream` with its grid and block `cfg`: opspec_cuda_start
+ * (opspec/cuda.h), instantiated for the kernel in <op>_cuda.cu, so compiled for that
+ * file's backend. The kernel's parameters are the op's args struct at `args` and, for
+ * the portable kernel, the natively batched call `batch` (NULL: one element) of an op
+ * with `ninputs` inputs. 0, or a CUDA error code naming the kernel in *failed_kernel. */
+typedef int opspec_cuda_start_fn(const struct opspec_launch *cfg, void *stream, const char **failed_kernel,
+                                 const void *args, const struct opspec_batch *batch, int32_t ninputs);
+
+/* An op's CUDA kernels (generated: opspec_<op>_cuda_launch in <op>_cuda.cu), which
+ * opspec_cuda_launch_run configures, checks and starts. */
+typedef struct opspec_cuda_launch {
+  /* Every kernel's grid and block into config[k], from the spec's launch expressions;
+   * NULL: the portable kernel, default threads over the extents opspec_decode computed. */
+  void (*configure)(const void *args, struct opspec_launch *config);
+  int32_t nvariants, nkernels;
+  opspec_cuda_start_fn *const *kernels; /* [variant * nkernels + k]: each variant's in launch order */
+} opspec_cuda_launch;
+
+/* Enqueues an op's kernels for the call's type variant on `stream` (runtime/src/launch.c):
+ * configures every kernel and checks the configurations (a bad one is reported with its
+ * kernel's name before anything runs), zero-fills the outputs when a launch is empty
+ * (`zero`, the backend's memset; `output_bytes` are the outputs' sizes, every element's),
+ * then starts the variant's kernels in order. `batch` is NULL for one element; otherwise
+ * the natively batched call (opspec/batch.h) that the op's portable kernel runs whole in
+ * one launch (only where op->cuda_batch_grid says so; `args` then points at element 0).
+ * Returns 0 or a CUDA error code, naming the kernel in *failed_kernel. */
+int opspec_cuda_launch_run(const opspec_cuda_launch *launch, const opspec_op_desc *op, const opspec_bound *bound,
+                           void *args, const struct opspec_batch *batch, void *stream,
+                           int (*zero)(void *stream, void *ptr, size_t bytes), const size_t *output_bytes,
+                           const char **failed_kernel);
 
 /* Where a CUDA handler's devices, streams and scratch memory come from
  * (opspec/ffi_cuda.h): a GPU, through XLA and the CUDA runtime (built with
@@ -397,7 +424,7 @@ extern const opspec_cuda_backend opspec_cuda_gpu, opspec_cuda_sim;
  * checks, output sizes, scratch memory, then `launch`, then the in_kernel rejection
  * flag, then the previous device made current again. */
 XLA_FFI_Error *opspec_run_cuda(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
-                               const opspec_cuda_backend *backend, opspec_cuda_launch_fn *launch);
+                               const opspec_cuda_backend *backend, const opspec_cuda_launch *launch);
 
 /* A CPU kernel, one per type variant in opspec_bound.variant order: a raw `cpu:` body,
  * which does a whole call (its own loops, its own OpenMP)... */
@@ -458,5 +485,7 @@ static inline size_t opspec_elem_size(const opspec_array_desc *desc, const opspe
 #ifdef __cplusplus
 }
 #endif
+
+#include "opspec/handlers.h" /* the tables and handlers of generated <op>_ffi.c files */
 
 #endif /* OPSPEC_FFI_H */

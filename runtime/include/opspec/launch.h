@@ -18,6 +18,8 @@ extern "C" {
 /* cudaErrorInvalidConfiguration, for C code that has no CUDA header; cuda.cu and the
  * simulator check that it matches. */
 #define OPSPEC_CUDA_ERROR_INVALID_CONFIGURATION 9
+/* cudaErrorInvalidValue: a type variant that the op's kernels do not have. */
+#define OPSPEC_CUDA_ERROR_INVALID_VALUE 1
 
 typedef struct opspec_launch {
   const char *kernel;

@@ -43,6 +43,12 @@ typedef void opspec_chunk_fn(void *ctx, int64_t chunk, int worker);
  * loop this is (XLA's thread pool belongs to it); NULL outside a handler. */
 void opspec_parallel_run(XLA_FFI_CallFrame *cf, int64_t nchunks, int threads, opspec_chunk_fn *fn, void *ctx);
 
+/* How many loops, and how many chunks in all, opspec_parallel_run was given for more
+ * than one thread since the process started: the handlers' decisions to go parallel
+ * (a loop that then finds the helpers busy and runs alone counts too). For tests and
+ * debugging: Python reads it as <package>._opspec.parallel_stats(). */
+void opspec_parallel_stats(int64_t *loops, int64_t *chunks);
+
 /* Whether the calling thread is running a chunk of a parallel loop: a loop inside it
  * (a raw `cpu:` body's own OpenMP loop on a batch element) must then stay serial. */
 bool opspec_in_parallel_loop(void);

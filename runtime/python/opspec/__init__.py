@@ -10,7 +10,7 @@ time from the generated sources. The functions beside ``ops`` (``set_checks``,
 ``build_info``, ...) are every opspec package's, written once in opspec._face.
 
 Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the input
-contents checks off, as ``set_checks(False)`` would. ``OPSPEC_PARALLEL_THRESHOLD=<trips>``
+contents checks off, as ``set_checks(False)`` would. ``OPSPEC_PARALLEL_THRESHOLD=<work>``
 sets the parallel threshold, over the value ``python -m opspec tune`` saved for this
 machine; ``OPSPEC_CPU_POOL=opspec|xla|openmp`` where parallel loops find their helper
 threads (docs/performance.md).
@@ -23,6 +23,7 @@ from opspec._face import install as _install
 __all__ = _install(__name__, globals())
 
 from opspec import ops as ops  # noqa: E402  (ops need the targets registered first)
+from opspec._sharding import ShardingWarning as ShardingWarning  # noqa: E402
 
 if TYPE_CHECKING:  # the names install() defines (opspec._face.NAMES), for type checkers
 

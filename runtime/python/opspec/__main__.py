@@ -14,7 +14,9 @@ python -m opspec schema         print the JSON Schema of a spec (--path: where t
 python -m opspec dev [CMD...]   develop mode, in a package's folder: build it CPU only into
                                 build/dev, then run CMD with that build on PYTHONPATH; a
                                 rerun after an edit rebuilds only what changed
-                                (docs/user-project.md, "Develop mode")
+                                (docs/user-project.md, "Develop mode"); --sanitize:
+                                under ASan + UBSan, which name the op and the spec's
+                                line of a read or write out of bounds
 
 The console script `opspec` is the same command: `opspec new PACKAGE`.
 """
@@ -54,7 +56,9 @@ def _about(args: argparse.Namespace) -> int:
         for key, value in opspec.build_info().items():
             print(f"  {key}: {value}")
         print(f"  registered platforms: {', '.join(opspec.registered_platforms)}")
-        print(f"  parallel threshold: {opspec.parallel_threshold()} trips ({opspec.parallel_threshold_source()})")
+        print(
+            f"  parallel threshold: {opspec.parallel_threshold()} elements of work ({opspec.parallel_threshold_source()})"
+        )
     return 0
 
 

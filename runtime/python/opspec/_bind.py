@@ -201,7 +201,33 @@ def bind(op: Op, shapes: Sequence[tuple], dtypes: Sequence[Any], attrs: dict) ->
     sizes = {f"{spec.name}_size": math.prod(tuple(shape)) for spec, shape in zip(op.inputs, shapes)}
     given = {spec.name: spec for spec in op.attrs if spec.name in attrs}
     converted = {name: convert_attr(op, spec, attrs[name]) for name, spec in given.items()}
-    return Binding(op, types, symbols, ellipsis, converted, sizes, sources)
+    binding = Binding(op, types, symbols, ellipsis, converted, sizes, sources)
+    if op.require:
+        _check_require(op, binding)
+    return binding
+
+
+def _check_require(op: Op, binding: Binding) -> None:
+    """The spec's `require:` conditions over the call's symbols and attributes: one that
+    does not hold is an OpError naming the op, the condition and the values it read. A
+    condition is skipped where it reads an attribute the caller did not give
+    (opspec.cost) or cannot be decided at trace time (symbolic dims under jax.export):
+    the handler checks every call again."""
+    scope = binding.scope()
+    scope.update(binding.attrs)
+    for text, names, test in op.require:
+        if any(name not in scope for name in names):
+            continue
+        # A symbolic dim's `==` answers False where it cannot prove equality: no verdict.
+        if not all(isinstance(scope[name], (int, float, np.integer, np.floating)) for name in names):
+            continue
+        try:
+            holds = bool(test(scope))
+        except Exception:  # a side that divides by zero: left to the handler
+            continue
+        if not holds:
+            values = ", ".join(f"{name} = {scope[name]}" for name in names)
+            fail(op, f"require '{text}'", f"does not hold: {values}")
 
 
 def _dim_text(dim: Dim) -> str:

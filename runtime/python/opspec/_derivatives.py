@@ -65,13 +65,46 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, Tracer) else jnp.asarray(x)
 
 
+def _params(formula: Any) -> tuple:
+    """The names a generated formula (a lambda of the names it reads) takes."""
+    return formula.__code__.co_varnames[: formula.__code__.co_argcount]
+
+
+def _with_lets(op: Any, input: str, names: tuple, scope: dict) -> dict:
+    """`scope` with the values of the `let:` names that `names` read, directly or through
+    other lets, each computed once, in the spec's order. A let that fails while JAX traces
+    it is reported naming the op, the input whose derivative needed it and where the spec
+    wrote it."""
+    lets = op.derivative_lets
+    needed = set(names)
+    for name, formula, _ in reversed(lets):
+        if name in needed:
+            needed.update(_params(formula))
+    scope = dict(scope)
+    for name, formula, where in lets:
+        if name not in needed:
+            continue
+        try:
+            scope[name] = formula(**{n: scope[n] for n in _params(formula)})
+        except Exception as e:
+            fail(
+                op,
+                f"input '{input}'",
+                f"let '{name}' ({where}) of its derivative failed while JAX traced it: {type(e).__name__}: {e}",
+                cause=e,
+            )
+    return scope
+
+
 def _evaluate(op: Any, input: str, d: Any, key: str, scope: dict, then: Any) -> Any:
     """`then` of formula `key` of input `input`'s derivative `d`, evaluated on `scope`
     (`then` fits the value to the output's or the input's shape). A formula that fails
     while JAX traces it (a misspelt jnp function, a value of the wrong shape) is reported
     naming the op, the input, the output it is about and where the spec wrote it."""
     formula = d.formulas[key]
-    names = formula.__code__.co_varnames[: formula.__code__.co_argcount]
+    names = _params(formula)
+    if op.derivative_lets:
+        scope = _with_lets(op, input, names, scope)
     try:
         return then(formula(**{n: scope[n] for n in names}))
     except Exception as e:
@@ -150,6 +183,7 @@ def _jvp_one(
 
     def add(j: int, t: Any) -> None:
         t = jnp.broadcast_to(t, outs[j].shape).astype(outs[j].dtype)
+        t = _typed(op, f"output '{op.outputs[j].name}'", t, getattr(outs[j], "aval", None))
         touts[j] = t if touts[j] is None else touts[j] + t
 
     for spec, t in zip(op.inputs, tangents):
@@ -182,6 +216,37 @@ def _jvp_one(
 
 
 def transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
+    op = params["op"]
+    out = _transpose(p, cts, *args, **params)
+    return [
+        None if ct is None else _typed(op, f"input '{spec.name}'", ct, x.aval)
+        for spec, x, ct in zip(op.inputs, args, out)
+    ]
+
+
+def _typed(op: Op, what: str, t: Any, aval: Any) -> Any:
+    """`t` with the sharding of `aval`'s type, under explicit sharding (where types carry
+    shardings and JAX requires a cotangent's or tangent's to be its primal's): a formula
+    such as `jnp.broadcast_to(out_bar[0], x.shape)` gives a replicated array for an input
+    sharded along its rows. Elsewhere `t` as it is."""
+    sharding: Any = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    explicit = any(str(a).endswith("Explicit") for a in getattr(mesh, "axis_types", ()))
+    have = getattr(getattr(t, "aval", None), "sharding", None)
+    if not explicit or getattr(have, "spec", None) == sharding.spec or not hasattr(jax.sharding, "reshard"):
+        return t
+    try:
+        return jax.sharding.reshard(t, sharding.spec)
+    except Exception as e:  # noqa: BLE001  (JAX's own would name neither op nor input)
+        fail(
+            op,
+            what,
+            f"its derivative has sharding {getattr(have, 'spec', have)}, and cannot be resharded to {sharding.spec}: {e}",
+            e,
+        )
+
+
+def _transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
     op, batch_rank, batch_mask = params["op"], params["batch_rank"], params["batch_mask"]
     cts = [ad.instantiate_zeros(ct) for ct in cts]
     if batch_rank == 0:

@@ -9,6 +9,12 @@ build's package first on ``PYTHONPATH``. A rerun after an edit regenerates from 
 feed, relinks, and runs COMMAND in a new process, which imports the new build.
 ``--watch`` does that on every change to specs/ or CMakeLists.txt.
 
+``--sanitize`` builds into ``build/dev-sanitize`` with AddressSanitizer and
+UndefinedBehaviorSanitizer (the kernels, CPU and simulated CUDA, and the runtime around
+them) and runs COMMAND with the sanitizers' runtime preloaded (Python itself is not built
+with them), so that a body reading or writing past an array stops at that access; the
+report is shown after COMMAND, with the op and the spec's line it stopped at.
+
 Why not pip: ``pip install`` copies the build into a wheel and the wheel into the
 environment on every edit, and under pip the compiler's output arrives after CMake's and
 pip's. Here the configure step runs once, its output is shown only on failure, and a
@@ -25,8 +31,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
+from opspec import _sanitize
 from opspec._paths import cmake_dir
 
 STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
@@ -36,11 +44,13 @@ def say(message: str) -> None:
     print(f"opspec dev: {message}", file=sys.stderr, flush=True)
 
 
-def configure_args(project: pathlib.Path, build: pathlib.Path, cuda: bool, cuda_sim: bool) -> list[str]:
+def configure_args(
+    project: pathlib.Path, build: pathlib.Path, cuda: bool, cuda_sim: bool, sanitize: bool = False
+) -> list[str]:
     args = ["cmake", "-S", str(project), "-B", str(build)]
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
-    return args + [
+    args += [
         f"-Dopspec_DIR={cmake_dir()}",
         f"-DPython3_EXECUTABLE={sys.executable}",
         "-DCMAKE_BUILD_TYPE=Release",
@@ -48,6 +58,9 @@ def configure_args(project: pathlib.Path, build: pathlib.Path, cuda: bool, cuda_
         f"-DOPSPEC_CUDA_SIM={'ON' if cuda_sim else 'OFF'}",
         "-DOPSPEC_LTO=OFF",
     ]
+    if sanitize:
+        args.append("-DOPSPEC_SANITIZE=ON")
+    return args
 
 
 def configure(args: list[str], build: pathlib.Path) -> bool:
@@ -57,7 +70,8 @@ def configure(args: list[str], build: pathlib.Path) -> bool:
         return True
     say(
         f"configuring {build} ({'CUDA' if '-DOPSPEC_CUDA=ON' in args else 'CPU only'}"
-        f"{', CUDA simulator' if '-DOPSPEC_CUDA_SIM=ON' in args else ''})"
+        f"{', CUDA simulator' if '-DOPSPEC_CUDA_SIM=ON' in args else ''}"
+        f"{', AddressSanitizer + UndefinedBehaviorSanitizer' if '-DOPSPEC_SANITIZE=ON' in args else ''})"
     )
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
@@ -115,6 +129,23 @@ def build(build_dir: pathlib.Path, jobs: int | None) -> bool:
     return True
 
 
+def run_sanitized(command: list[str], env: dict, build_dir: pathlib.Path, project: pathlib.Path) -> int:
+    """COMMAND under the sanitizers (opspec._sanitize); each report it left is shown after
+    it, then the op and the spec's line it names. Non-zero when there was one."""
+    preload = _sanitize.runtime_libraries(build_dir)
+    if preload is None:
+        say("--sanitize needs the compiler's shared AddressSanitizer runtime (libasan.so, as GCC has): none found")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="opspec-dev-sanitize-") as folder:
+        reports = pathlib.Path(folder)
+        status = subprocess.run(command, env=_sanitize.environment(env, preload, reports)).returncode
+        found = _sanitize.reports(reports, project)
+        for text, line in found:
+            sys.stderr.write(text if text.endswith("\n") else text + "\n")
+            say(line)
+    return status or (1 if found else 0)
+
+
 def watched(project: pathlib.Path) -> dict:
     files = [project / "CMakeLists.txt", *sorted((project / "specs").glob("*.yaml"))]
     return {str(f): f.stat().st_mtime_ns for f in files if f.exists()}
@@ -128,9 +159,19 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of `opspec dev` (opspec.__main__ holds the one parser)."""
-    parser.add_argument("--build-dir", type=pathlib.Path, help="the kept build folder (default: build/dev)")
+    parser.add_argument(
+        "--build-dir",
+        type=pathlib.Path,
+        help="the kept build folder (default: build/dev; build/dev-sanitize with --sanitize)",
+    )
     parser.add_argument("--cuda", action="store_true", help="build the CUDA handlers too (needs nvcc)")
     parser.add_argument("--cuda-sim", action="store_true", help="build the CUDA simulator too (backend='cuda_sim')")
+    parser.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="build with AddressSanitizer + UndefinedBehaviorSanitizer (into build/dev-sanitize) and run COMMAND "
+        "under them: a body that reads or writes out of bounds stops with the op and the spec's line",
+    )
     parser.add_argument("--jobs", "-j", type=int, help="parallel compile jobs (default: the build tool's)")
     parser.add_argument("--watch", action="store_true", help="rebuild and rerun COMMAND on every spec change")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="what to run after a build, e.g. pytest -q tests")
@@ -143,17 +184,26 @@ def run(args: argparse.Namespace) -> int:
     if not (project / "CMakeLists.txt").exists():
         say(f"no CMakeLists.txt in {project}: run it in the package's folder")
         return 2
-    build_dir = (args.build_dir or project / "build" / "dev").resolve()
+    if args.sanitize and args.cuda:
+        # nvcc's code is not instrumented, and the CUDA runtime needs ASan options of its own.
+        say(
+            "--sanitize checks the CPU kernels and, with --cuda-sim, the CUDA kernels on the simulator, not with --cuda"
+        )
+        return 2
+    default_dir = project / "build" / ("dev-sanitize" if args.sanitize else "dev")
+    build_dir = (args.build_dir or default_dir).resolve()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(build_dir / "python"), *filter(None, [env.get("PYTHONPATH")])])
 
     def once() -> int:
-        if not configure(configure_args(project, build_dir, args.cuda, args.cuda_sim), build_dir):
+        if not configure(configure_args(project, build_dir, args.cuda, args.cuda_sim, args.sanitize), build_dir):
             return 1
         if not build(build_dir, args.jobs):
             return 1
         if not command:
             return 0
+        if args.sanitize:
+            return run_sanitized(command, env, build_dir, project.resolve())
         return subprocess.run(command, env=env).returncode
 
     # Taken before each build, so that an edit made while it or COMMAND runs starts the

@@ -20,6 +20,7 @@ from typing import Any
 from opspec import _tune
 from opspec._load import RUNTIME_API, load_package
 from opspec._runtime import cost
+from opspec._sanitize import route_ubsan_reports
 from opspec._targets import backends
 
 # What every package exposes, in the order of its __all__.
@@ -82,14 +83,15 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
         may run on)."""
         native.set_cpu_threads(int(n))
 
-    def set_parallel_threshold(trips: int) -> None:
-        """Sets the loop trip count at which the package's portable CPU kernels go
-        parallel (values below 1 become 1), for this process, over the value it started
-        with."""
-        native.set_parallel_threshold(int(trips))
+    def set_parallel_threshold(work: int) -> None:
+        """Sets the work at which the package's portable CPU kernels go parallel (values
+        below 1 become 1), for this process, over the value it started with. Work counts
+        elements: the larger of a call's loop trips and its largest buffer's elements
+        (docs/performance.md, "Work, not trips")."""
+        native.set_parallel_threshold(int(work))
 
     def parallel_threshold() -> int:
-        """The loop trip count at which the package's portable CPU kernels go parallel."""
+        """The work (elements) at which the package's portable CPU kernels go parallel."""
         return native.parallel_threshold()
 
     def parallel_threshold_source() -> str:
@@ -150,6 +152,8 @@ def install(package: str, namespace: dict, api: int = RUNTIME_API) -> list[str]:
     opspec's). The caller imports ``<package>.ops`` next: the ops need the targets
     registered first."""
     native, platforms = load_package(package, api)
+    if os.environ.get("OPSPEC_DEV_SANITIZER_REPORTS"):  # under opspec dev --sanitize (opspec._sanitize)
+        route_ubsan_reports()
     for fn in _functions(package, native):
         fn.__module__, fn.__qualname__ = package, fn.__name__  # as help() should show them
         namespace[fn.__name__] = fn

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,33 +44,22 @@ def factors(op: Any, shared: set) -> dict:
 
 def fits(r: Any, f: str, parts: int) -> bool:
     """Whether a halo factor `f` may be split in `parts`: each block holds at least the
-    radius (a device exchanges with its two neighbours only). Warns where it may not,
-    since the call then gathers the whole array. True for a factor with no halo."""
+    radius (a device exchanges with its two neighbours only), and there is something to
+    exchange. True for a factor with no halo. Where it may not, the call gathers the dim
+    (_sharding.gathers says why: too_narrow)."""
     if f not in r.halo:
         return True
+    extent = r.extents.get(f, 0)
+    return extent > 0 and extent // parts >= max(r.halo[f])
+
+
+def too_narrow(r: Any, f: str, parts: int) -> str:
+    """Why a halo factor that `parts` divide is gathered (fits is false)."""
     extent, radius = r.extents.get(f, 0), max(r.halo[f])
-    if extent == 0:
-        return False  # nothing to exchange, nothing to gather
-    if extent // parts >= radius:
-        return True
-    warnings.warn(
-        f"{r.op}: the halo along '{f[2:]}' (radius {radius}) is wider than a block of it "
-        f"({extent} over {parts} devices gives {extent // parts}): the call gathers the whole array",
-        stacklevel=2,
+    return (
+        f"its halo (radius {radius}) is wider than a block of it ({extent} over {parts} devices gives "
+        f"{extent // parts}), and a device exchanges with its two neighbours only"
     )
-    return False
-
-
-def warn_uneven(r: Any, devices: int) -> None:
-    """Warns for each halo factor the device count does not divide (the call is then
-    lowered unpartitioned, and XLA gathers its sharded inputs)."""
-    for f in sorted(set(r.halo) & r.uneven):
-        warnings.warn(
-            f"{r.op}: the halo dim '{f[2:]}' has extent {r.extents[f]}, which the device count "
-            f"({devices}) does not divide: the call is not partitioned, and an input sharded along "
-            "it is gathered whole",
-            stacklevel=2,
-        )
 
 
 @dataclasses.dataclass

@@ -53,14 +53,22 @@ try:  # internal: see require_devices_during_lowering
 except ImportError:  # pragma: no cover
     _dispatch = None
 
+_parse_flatten_op_sharding: Any
+try:  # internal: see mesh_sharding
+    from jax._src.sharding_impls import parse_flatten_op_sharding as _parse_flatten_op_sharding  # noqa: E402
+except ImportError:  # pragma: no cover
+    _parse_flatten_op_sharding = None
+
 __all__ = [
     "Primitive",
+    "CAN_DECODE",
     "ShapedArray",
     "Tracer",
     "ad",
     "batching",
     "custom_partitioning",
     "lowering_axis_context",
+    "mesh_sharding",
     "mlir",
     "require_devices_during_lowering",
     "tangent_zero",
@@ -102,3 +110,29 @@ def custom_partitioning(fn: Callable) -> Any:
     `need_replication_factors` (Shardy) from jax 0.6 (opspec._sharding checks its
     signature), the GSPMD callbacks before; GSPMD is deprecated from jax 0.11."""
     return _custom_partitioning(fn)
+
+
+def mesh_sharding(sharding: Any, mesh: Any, ndim: int) -> Any:
+    """`sharding`, as custom_partitioning hands it to its callbacks with
+    `decode_shardings=False` (an HLO sharding of the devices, a GSPMDSharding), as a
+    NamedSharding of `mesh` (None for None). Raises ValueError where no PartitionSpec of
+    `mesh`'s axes says it (Shardy shards an extent that an axis does not divide over part
+    of that axis: 26 over an axis of 4, in 2 shards), on which custom_partitioning's own
+    decoding raises inside XLA's compile (opspec._sharding gathers such an operand).
+    Reads the private `_hlo_sharding` and jax._src.sharding_impls.
+    parse_flatten_op_sharding, which custom_partitioning's own decoding calls (run here on
+    jax 0.10.2 only; older versions return a ParsedPartitionSpec, converted); where the
+    function is missing, CAN_DECODE is False and opspec._sharding lets custom_partitioning
+    decode as before."""
+    if sharding is None or isinstance(sharding, jax.sharding.NamedSharding):
+        return sharding
+    try:
+        spec = _parse_flatten_op_sharding(getattr(sharding, "_hlo_sharding", None), mesh)[0]
+        if hasattr(spec, "get_partition_spec"):  # older jax: a ParsedPartitionSpec
+            spec = spec.get_partition_spec()
+    except Exception as e:  # noqa: BLE001  (jax raises its own IndivisibleError)
+        raise ValueError(f"{sharding} is no PartitionSpec of {mesh}: {e}") from e
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
+
+
+CAN_DECODE = _parse_flatten_op_sharding is not None

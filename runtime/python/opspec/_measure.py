@@ -1,6 +1,6 @@
 """``python -m opspec tune``: measure where portable CPU loops should go parallel on this
-machine, and save it where every later ``import opspec`` reads it (opspec._tune reads it;
-docs/performance.md)."""
+machine, in elements of work, and save it where every later ``import opspec`` reads it
+(opspec._tune reads it; docs/performance.md, "The threshold")."""
 
 from __future__ import annotations
 
@@ -42,24 +42,54 @@ def _time_calls(fn: Callable[[], Any], min_seconds: float) -> float:
             return elapsed / calls
 
 
-def measure(
-    sizes: list[int] | None = None, rounds: int = 9, min_seconds: float = 0.004, log: Callable[[str], None] = print
-) -> list[dict]:
-    """Times opspec's element-wise `add` (float32) with the loop forced serial and forced
-    parallel (every thread, in the pool in use: opspec.cpu_pool()), interleaved, at each
-    size: one row per size with the medians in ms."""
-    sizes = sizes or [2**k for k in range(12, 24)]
+# Rows of the row-wise op `tune` times: few, so that its trips are far below any
+# threshold and only its work (rows x columns) can make it parallel.
+ROW_WISE_ROWS = 64
+
+
+def _add_call(n: int) -> Callable[[], Any]:
+    """opspec's element-wise `add` of n float32 elements: n trips, n elements of work."""
     add = jax.jit(opspec.ops.add)
+    x = jnp.ones(n, jnp.float32)
+    y = jnp.ones(n, jnp.float32)
+    return lambda: jax.block_until_ready(add(x, y))
+
+
+def _matvec_call(n: int) -> Callable[[], Any]:
+    """opspec's row-wise `matvec` (float32) of ROW_WISE_ROWS rows and n / ROW_WISE_ROWS
+    columns: one trip per row, n elements of work."""
+    matvec = jax.jit(opspec.ops.matvec)
+    cols = max(1, n // ROW_WISE_ROWS)
+    A = jnp.ones((ROW_WISE_ROWS, cols), jnp.float32)
+    x = jnp.ones(cols, jnp.float32)
+    return lambda: jax.block_until_ready(matvec(A, x))
+
+
+# What `tune` times, by name: (the call at a size in elements of work, what it is).
+OPS: dict[str, tuple[Callable[[int], Callable[[], Any]], str]] = {
+    "add": (_add_call, "`add` (float32, element-wise)"),
+    "matvec": (_matvec_call, f"`matvec` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
+}
+
+
+def measure(
+    sizes: list[int] | None = None,
+    rounds: int = 9,
+    min_seconds: float = 0.004,
+    log: Callable[[str], None] = print,
+    op: str = "add",
+) -> list[dict]:
+    """Times one of OPS (`add` by default) with the loop forced serial and forced
+    parallel (every thread, in the pool in use: opspec.cpu_pool()), interleaved, at each
+    size in elements of work (docs/performance.md, "The threshold"): one row per size
+    with the medians in ms."""
+    sizes = sizes or [2**k for k in range(12, 24)]
+    make_call = OPS[op][0]
     before = opspec.parallel_threshold()
     rows = []
     try:
         for n in sizes:
-            x = jnp.ones(n, jnp.float32)
-            y = jnp.ones(n, jnp.float32)
-
-            def call() -> None:
-                jax.block_until_ready(add(x, y))
-
+            call = make_call(n)
             times: dict[str, list[float]] = {"serial": [], "parallel": []}
             for mode in ("serial", "parallel"):  # warm up, the helper threads included
                 opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
@@ -90,8 +120,9 @@ def tune(
     min_seconds: float = 0.004,
     log: Callable[[str], None] = print,
 ) -> dict:
-    """Measures this machine's crossover, and saves it (unless save is False) where
-    every later ``import opspec`` on this machine reads it. Returns what it saved."""
+    """Measures this machine's crossover in elements of work (`add`'s, and the row-wise
+    `matvec`'s for comparison), and saves `add`'s (unless save is False) where every
+    later ``import opspec`` on this machine reads it. Returns what it saved."""
     threads = opspec._opspec.cpu_threads()
     result: dict[str, Any] = {
         "format": FORMAT,
@@ -112,13 +143,22 @@ def tune(
         busy = _busy()
         if busy:
             log(f"warning: {busy}; what is measured now is the load, and the result will say so")
-        log(f"timing `add` (float32), serial against {threads} threads, median of {rounds} interleaved rounds:")
-        result["rows"] = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log)
-        result["parallel_threshold"] = pick_threshold(result["rows"])
+        # The threshold is `add`'s crossover, as before work counted (for `add` work is
+        # its trips); the row-wise crossover is saved beside it, to show how well one
+        # threshold in elements of work fits a body that loops over a row.
+        result["crossovers"] = {}
+        for op, (_, what) in OPS.items():
+            log(f"timing {what}, serial against {threads} threads, median of {rounds} interleaved rounds:")
+            rows = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log, op=op)
+            result["rows" if op == "add" else f"{op}_rows"] = rows
+            result["crossovers"][op] = pick_threshold(rows)
+        result["parallel_threshold"] = result["crossovers"]["add"]
+        crossover = result["crossovers"]["matvec"]
+        log(f"row-wise `matvec` crossover: {'never' if crossover == NEVER else crossover} elements of work")
     if result["parallel_threshold"] == NEVER:
         log("more threads never won by 10%: portable loops will stay serial")
     else:
-        log(f"parallel threshold: {result['parallel_threshold']} trips")
+        log(f"parallel threshold: {result['parallel_threshold']} elements of work")
     if save:
         path = cache_file()
         os.makedirs(os.path.dirname(path), exist_ok=True)

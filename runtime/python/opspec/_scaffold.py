@@ -6,6 +6,8 @@ Writes into a new folder (``./<package>`` unless ``--dir`` names another):
 - ``CMakeLists.txt``: ``find_package(opspec)`` + ``opspec_add_extension``;
 - ``specs/scaled_add.yaml``: one op, with derivatives, to edit or copy;
 - ``tests/test_scaled_add.py``: the op against NumPy and ``opspec.testing.check_op``;
+- ``opspec.schema.json``: opspec's JSON Schema of a spec, which the spec's first line
+  names by a path relative to the spec, for editors with yaml-language-server;
 - ``README.md`` (how to build, test and develop) and ``.gitignore``.
 
 As written, ``pip install --no-build-isolation .`` in an environment that has opspec and
@@ -15,8 +17,11 @@ scikit-build-core builds it, and ``pytest tests`` passes (docs/user-project.md).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import keyword
+import os
 import pathlib
+import shutil
 import sys
 
 import opspec
@@ -125,7 +130,14 @@ python -m pytest -q tests
 `specs/scaled_add.yaml` is the first op: `{package}.ops.scaled_add(x, y, alpha=0.5)`.
 Add an op by adding `specs/<op>.yaml` (opspec's docs/spec.md has every key;
 `opspec-gen --check specs/*.yaml` checks specs without building). For a fast edit-test
-loop, see "Develop mode" in opspec's docs/user-project.md.
+loop, see "Develop mode" in opspec's docs/user-project.md. When an op gives wrong
+numbers, first run the tests with its kernels under the sanitizers, which name the op and
+the spec's line of a read or write out of bounds: `opspec dev --sanitize -- python -m
+pytest -q tests`.
+
+`opspec.schema.json` is opspec's JSON Schema of a spec, named on each spec's first line
+for editors with yaml-language-server (key completion, unknown keys marked); after
+upgrading opspec, refresh it with `python -m opspec schema > opspec.schema.json`.
 """
 
 GITIGNORE = """\
@@ -136,17 +148,51 @@ __pycache__/
 """
 
 
-def schema_comment() -> str:
-    """The first line of a spec, for editors with yaml-language-server: this opspec's spec
-    schema (python -m opspec schema --path), when it ships one."""
+SCHEMA_FILE = "opspec.schema.json"
+
+
+def schema_text() -> str | None:
+    """This opspec's JSON Schema of a spec (python -m opspec schema), or None when it ships
+    none."""
     try:
-        return f"# yaml-language-server: $schema={schema_path().as_uri()}\n"
+        return schema_path().read_text()
     except RuntimeError:
-        return ""
+        return None
+
+
+def schema_comment(has_schema: bool) -> str:
+    """The first line of a spec, for editors with yaml-language-server: the package's copy
+    of the schema, by a path relative to the spec (which yaml-language-server resolves from
+    the spec's folder), so that the package holds no path of the creator's machine."""
+    return f"# yaml-language-server: $schema=../{SCHEMA_FILE}\n" if has_schema else ""
+
+
+def shadowed_module(name: str) -> str | None:
+    """Where an `import name` finds a module now, other than in the current folder (which
+    `python -m opspec` puts first on sys.path, and where the new folder may already be, as
+    an empty namespace package): a package of that name would shadow it, or be shadowed."""
+    saved = sys.path[:]
+    sys.path[:] = [p for p in saved if os.path.abspath(p or os.curdir) != os.getcwd()]
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path[:] = saved
+    if spec is None:
+        return None
+    if spec.origin and spec.origin not in ("built-in", "frozen"):
+        return spec.origin
+    locations = list(spec.submodule_search_locations or [])
+    return locations[0] if locations else (spec.origin or "built in")
 
 
 def check_name(name: str) -> str | None:
-    """Why `name` cannot be a package name, or None."""
+    """Why `name` cannot be a package name, or None. The rule opspec-gen --package keeps
+    too (docs/user-project.md): an identifier, not a keyword, not opspec's, and no module
+    that Python already finds by that name, standard or installed, since installing the
+    package (or running its tests) would then replace that module for every program of
+    the environment (`pip`, `encodings`)."""
     if not name.isascii() or not name.isidentifier():
         return f"'{name}' is not a Python package name (ASCII letters, digits and '_', not starting with a digit)"
     if keyword.iskeyword(name):
@@ -155,6 +201,16 @@ def check_name(name: str) -> str | None:
         return f"'{name}' is opspec's own name"
     if len(name) > 64:
         return f"'{name}' is longer than 64 characters"
+    if name in sys.stdlib_module_names:
+        return (
+            f"'{name}' is a module of Python's standard library: a package of that name would shadow it; pick another"
+        )
+    where = shadowed_module(name)
+    if where is not None:
+        return (
+            f"'{name}' is a module this Python already finds ({where}): installing a package of that name "
+            "would replace it in this environment; pick another"
+        )
     return None
 
 
@@ -162,30 +218,61 @@ def files(package: str) -> dict[str, str]:
     """The new package's files: relative path -> text."""
     major, minor = (int(p) for p in opspec.__version__.split(".")[:2])
     versions = dict(major_minor=f"{major}.{minor}", next_minor=f"{major}.{minor + 1}")
-    return {
+    schema = schema_text()
+    written = {
         "pyproject.toml": PYPROJECT.format(package=package, **versions),
         "CMakeLists.txt": CMAKELISTS.format(package=package),
-        "specs/scaled_add.yaml": SPEC.format(schema_comment=schema_comment()),
+        "specs/scaled_add.yaml": SPEC.format(schema_comment=schema_comment(schema is not None)),
         "tests/test_scaled_add.py": TEST.format(package=package),
         "README.md": README.format(package=package),
         ".gitignore": GITIGNORE,
     }
+    if schema is not None:
+        written[SCHEMA_FILE] = schema
+    return written
+
+
+def check_folder(where: pathlib.Path) -> str | None:
+    """Why the package cannot be written into `where`, or None: it must be an empty folder
+    or a new one inside an existing folder (no parents are made: nothing outside it is
+    touched)."""
+    if where.exists() or where.is_symlink():
+        if not where.is_dir() or any(where.iterdir()):
+            return f"{where} exists and is not an empty folder"
+        return None
+    parent = where.absolute().parent
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        return f"cannot make {where}: {parent} {what}"
+    return None
 
 
 def create(package: str, where: pathlib.Path) -> list[pathlib.Path]:
-    """Writes the package folder; raises ValueError for a bad name or a folder that is
-    not empty (nothing is written then)."""
-    why = check_name(package)
+    """Writes the package folder; raises ValueError for a bad name or folder (nothing is
+    written then) or when a write fails (what was written is removed)."""
+    why = check_name(package) or check_folder(where)
     if why:
         raise ValueError(why)
-    if where.exists() and (not where.is_dir() or any(where.iterdir())):
-        raise ValueError(f"{where} exists and is not an empty folder")
+    made = not where.exists()
     written = []
-    for rel, text in files(package).items():
-        path = where / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
+    try:
+        where.mkdir(exist_ok=True)
+        for rel, text in files(package).items():
+            path = where / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            written.append(path)
+    except OSError as e:
+        # The folder was new or empty: leave it as it was.
+        if made:
+            shutil.rmtree(where, ignore_errors=True)
+        else:
+            for child in where.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        raise ValueError(f"cannot write {where}: {e.strerror or e}") from e
     return written
 
 

@@ -91,6 +91,12 @@ class Op:
     aliases: dict  # input index -> output index
     package: str = "opspec"  # the Python package the op belongs to; its FFI target is <package>_<name>
     derivatives: dict = dataclasses.field(default_factory=dict)  # input name -> Derivative
+    # `derivatives: let:`: (name, formula, where) in the spec's order; a derivative formula
+    # (and a later let) reads a let's value by its name.
+    derivative_lets: tuple = ()
+    # The spec's `require:`: (condition as written, the names it reads, test(scope) -> bool),
+    # checked by opspec._bind.bind at trace time and by the handler for every call.
+    require: tuple = ()
     # The spec's `bytes:` and `flops:` formulas (memory traffic and arithmetic of one call),
     # as functions of the call's scope; None where the spec declares none. See cost().
     bytes: Callable[[dict], Any] | None = None

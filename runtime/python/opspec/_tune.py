@@ -2,7 +2,7 @@
 
 Where it comes from, first match wins:
 
-1. ``OPSPEC_PARALLEL_THRESHOLD`` in the environment (a trip count);
+1. ``OPSPEC_PARALLEL_THRESHOLD`` in the environment (elements of work: docs/performance.md);
 2. the value ``python -m opspec tune`` measured on this machine and saved under the
    user's cache folder (``$XDG_CACHE_HOME/opspec/``, else ``~/.cache/opspec/``), in a file
    named after the host and its CPU count;

@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="0bcb90ad3fe36859",
+    fingerprint="0b7adf19169a9dc4",
 )
 
 
