@@ -13,6 +13,8 @@ When a computation spans several devices, an op's lowering wraps its call in
   input sharded along it stays sharded (the other inputs with that symbol are sharded
   the same way), each device runs the op on its shards, and the outputs are combined
   across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
+- a symbol the spec's ``halo:`` names passes through too, and each device runs the op on
+  its block extended by its neighbours' edges (opspec/_halo.py: collective-permutes);
 - every other dim (an undeclared symbol, even one that passes unchanged from an input to
   an output, one an output shape expression reads, a fixed extent) is replicated: XLA
   gathers it before the call, and the result is the unsharded call's;
