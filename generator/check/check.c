@@ -17,6 +17,7 @@
 #include "util/c_jumps.h"
 #include "check/names.h"
 #include "check/derivs.h"
+#include "check/halo.h"
 
 typedef struct og_name {
   const char *name;
@@ -634,6 +635,7 @@ void og_spec_check(const og_op *op, og_diag *d) {
   og_check_require(op, d);
   og_check_reduce(op, d);
   og_check_independent(op, d);
+  og_check_halo(op, d);
   og_check_in_kernel(op, d);
 }
 

@@ -60,6 +60,7 @@ static void og_load_op(og_op *op, og_keys_log *log, og_diag *d) {
   const og_ynode *reduce = og_keys_take(&k, "reduce");
   const og_ynode *independent = og_keys_take(&k, "independent");
   const og_ynode *fastmath = og_keys_take(&k, "fastmath");
+  const og_ynode *halo = og_keys_take(&k, "halo");
   og_keys_finish(&k, d);
 
   if (name && og_want_ident(name, "op name", d)) {
@@ -88,6 +89,7 @@ static void og_load_op(og_op *op, og_keys_log *log, og_diag *d) {
   if (independent && og_want_kind(independent, OG_Y_SEQ, "'independent'", d)) og_load_independent(op, independent, d);
   op->fastmath = og_load_check_flag(fastmath, "'fastmath'", d);
   if (require) og_load_require(op, require, d);
+  if (halo && og_want_kind(halo, OG_Y_MAP, "'halo'", d)) og_load_halo(op, halo, d);
 }
 
 /* libyaml keeps a "\0" escape as a NUL inside the scalar; every later use of the text

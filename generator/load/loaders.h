@@ -39,4 +39,7 @@ void og_load_independent(og_op *op, const og_ynode *list, og_diag *d);
 /* load/require.c: require. */
 void og_load_require(og_op *op, const og_ynode *n, og_diag *d);
 
+/* load/halo.c: halo. */
+void og_load_halo(og_op *op, const og_ynode *m, og_diag *d);
+
 #endif /* OG_LOADERS_H */

@@ -57,6 +57,11 @@ static bool og_schema_table_value(og_buf *out, const char *key) {
     og_buf_puts(out, "{\"type\": \"object\", \"additionalProperties\": ");
     og_json_enum(out, og_reduce_names, OG_REDUCE_NHOWS);
     og_buf_puts(out, "}");
+  } else if (strcmp(key, "halo") == 0) { /* symbol -> radius, or [before, after] */
+    og_buf_puts(out,
+                "{\"type\": \"object\", \"additionalProperties\": {\"anyOf\": [{\"type\": \"integer\", "
+                "\"minimum\": 0}, {\"type\": \"array\", \"items\": {\"type\": \"integer\", \"minimum\": 0}, "
+                "\"minItems\": 2, \"maxItems\": 2}]}}");
   } else if (strcmp(key, "derivatives") == 0) { /* input name -> exactly one kind */
     og_buf_puts(
         out,

@@ -122,6 +122,8 @@ void og_op_free(og_op *op) {
     free(r->rhs.number);
   }
   free(op->require);
+  for (size_t i = 0; i < op->nhalo; ++i) free(op->halo[i].symbol);
+  free(op->halo);
   og_launch_free(&op->launch);
   og_launch_free(&op->threads);
   og_expr_free(op->bytes);

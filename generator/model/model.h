@@ -175,6 +175,15 @@ typedef struct og_independent {
   char *symbol;
 } og_independent;
 
+/* `halo:` (docs/spec.md): a symbol along which each output element reads the inputs
+ * within `lo` positions before it and `hi` after it, which lets a sharding rule keep that
+ * dim split and exchange only the edges (runtime/python/opspec/_halo.py). */
+typedef struct og_halo {
+  og_loc loc; /* the symbol's key */
+  char *symbol;
+  int64_t lo, hi;
+} og_halo;
+
 typedef struct og_attr {
   og_loc loc;
   char *name;
@@ -246,6 +255,8 @@ typedef struct og_op {
   size_t nreduce;
   og_independent *independent; /* `independent:`, in the spec's order */
   size_t nindependent;
+  og_halo *halo; /* `halo:`, in the spec's order */
+  size_t nhalo;
 } og_op;
 
 void og_op_free(og_op *op);

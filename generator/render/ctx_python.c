@@ -297,8 +297,9 @@ static og_value *og_py_lets(const og_op *op) {
   return lets;
 }
 
-/* `reduce=` (how the outputs of shards combine: {sep, symbol, how}) and `independent=`
- * (the dims a sharding rule may keep split: {sep, symbol}), where the spec has them
+/* `reduce=` (how the outputs of shards combine: {sep, symbol, how}), `independent=`
+ * (the dims a sharding rule may keep split: {sep, symbol}) and `halo=` (the dims it may
+ * keep split exchanging edges: {sep, symbol, radii}), where the spec has them
  * (opspec/_sharding.py). */
 static void og_py_sharding(const og_op *op, og_value *py) {
   og_value *reduce = og_value_list(), *independent = og_value_list();
@@ -316,6 +317,17 @@ static void og_py_sharding(const og_op *op, og_value *py) {
   og_map_set(py, "reduce", reduce);
   og_map_set(py, "independent", independent);
   og_map_set_bool(py, "one_independent", op->nindependent == 1);
+  og_value *halo = og_value_list();
+  for (size_t k = 0; k < op->nhalo; ++k) {
+    og_value *item = og_py_item(k);
+    og_map_set_str(item, "symbol", op->halo[k].symbol);
+    og_buf radii = {0};
+    og_buf_printf(&radii, "(%lld, %lld)", (long long)op->halo[k].lo, (long long)op->halo[k].hi);
+    og_map_set_str(item, "radii", og_buf_str(&radii));
+    og_buf_free(&radii);
+    og_list_push(halo, item);
+  }
+  og_map_set(py, "halo", halo);
 }
 
 /* The spec's cost formulas over the call's scope (opspec._runtime.cost): {key, value}. */

@@ -165,13 +165,13 @@ static void og_test_missing_file(void) {
 }
 
 /* An unknown top-level key: the message lists every key the loader takes there, the
- * last one taken (fastmath) included. */
+ * last one taken (halo) included. */
 static void og_test_allowed_keys_listed(void) {
   og_diag d = {0};
   og_source *src = og_source_from_string("<spec>", "op: x\nbogus: 1\n");
   OG_CHECK(og_spec_load_source(src, &d) == NULL);
   OG_CHECK_CONTAINS(og_buf_str(&d.out), "unknown key 'bogus' in spec (expected one of: op, doc, types, inputs,");
-  OG_CHECK_CONTAINS(og_buf_str(&d.out), ", reduce, independent, fastmath)");
+  OG_CHECK_CONTAINS(og_buf_str(&d.out), ", reduce, independent, fastmath, halo)");
   og_diag_free(&d);
 }
 

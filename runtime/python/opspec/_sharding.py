@@ -13,6 +13,8 @@ When a computation spans several devices, an op's lowering wraps its call in
   input sharded along it stays sharded (the other inputs with that symbol are sharded
   the same way), each device runs the op on its shards, and the outputs are combined
   across those devices with the declared ``psum``, ``pmax`` or ``pmin``;
+- a symbol the spec's ``halo:`` names passes through too, and each device runs the op on
+  its block extended by its neighbours' edges (opspec/_halo.py: collective-permutes);
 - every other dim (an undeclared symbol, even one that passes unchanged from an input to
   an output, one an output shape expression reads, a fixed extent) is replicated: XLA
   gathers it before the call, and the result is the unsharded call's;
@@ -50,6 +52,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from opspec import _halo
 from opspec._jax_private import CAN_DECODE, ShapedArray, custom_partitioning, lowering_axis_context, mesh_sharding
 from opspec._spec import Array, Op, OpError
 
@@ -63,6 +66,8 @@ class Rule:
     extents: dict = dataclasses.field(default_factory=dict)  # factor -> its global extent
     uneven: set = dataclasses.field(default_factory=set)  # declared shardable, replicated for its extent
     names: dict = dataclasses.field(default_factory=dict)  # factor -> what it is, for messages
+    halo: dict = dataclasses.field(default_factory=dict)  # pass-through factor -> (before, after): _halo.py
+    op: str = ""  # the op, for messages
 
     def shardable(self, f: str) -> bool:
         return f in self.passthrough or f in self.reduced
@@ -151,6 +156,8 @@ def rule(
         return f.startswith("s_") and f[2:] in declared
 
     passthrough = {f for f in in_factors & out_factors if declared_independent(f)}
+    halo = _halo.factors(op, in_factors & out_factors)
+    passthrough |= set(halo)
     # A reduction is a symbol in no output (the generator checks the spec says so); the
     # '...' group reduces as a whole.
     reduced = {}
@@ -174,7 +181,7 @@ def rule(
     passthrough -= uneven
     reduced = {f: how for f, how in reduced.items() if f not in uneven}
     # An aliased pair has one shape in the spec, so the same factors: one sharding.
-    return Rule(inputs, outputs, passthrough, reduced, extents, uneven, names)
+    return Rule(inputs, outputs, passthrough, reduced, extents, uneven, names, halo, f"{op.package}.ops.{op.name}")
 
 
 def _twice(shape: Sequence) -> set:
@@ -201,7 +208,7 @@ def axes_of(r: Rule, shardings: Sequence) -> dict:
             if used & set(names):
                 continue  # a mesh axis shards one factor at most
             parts = int(np.prod([mesh_shape.get(n, 1) for n in names], dtype=np.int64))
-            if parts > 1 and r.extents.get(f, 0) % parts:
+            if parts > 1 and (r.extents.get(f, 0) % parts or not _halo.fits(r, f, parts)):
                 continue
             found[f] = axes
             used |= set(names)
@@ -333,6 +340,8 @@ def _reason(r: Rule, f: str, parts: int, found: dict, reduce: bool) -> str:
     if r.shardable(f):
         if r.extents.get(f, 0) % parts:
             return f"its {parts} shards would be padded, and the op never sees padding (an extent {parts} divides stays sharded)"
+        if not _halo.fits(r, f, parts):
+            return _halo.too_narrow(r, f, parts)
         if f in found:
             return f"another input shards it over {found[f]}, and one sharding serves the call"
         return "its mesh axes shard another dim of the call already"
@@ -445,7 +454,7 @@ def partitioned(ctx: Any, params: dict, make_body: Callable[[Sequence], Callable
             return tuple(out)
 
         local_out = [ShapedArray(local(tuple(a.shape), fs), a.dtype) for a, fs in zip(ctx.avals_out, r.outputs)]
-        lower = make_body(local_out)
+        lower = _halo.wrap(r, found, mesh, local_out, make_body) or make_body(local_out)
         # Each sharded reduction combines every output across its mesh axes.
         combine = [(_COLLECTIVES[r.reduced[f]], found[f]) for f in r.reduction() if f in found]
 

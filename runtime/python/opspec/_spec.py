@@ -108,6 +108,10 @@ class Op:
     # output element depends only on the inputs at its own position, so a sharding rule
     # may keep them split across devices (docs/transformations.md, "Sharding").
     independent: tuple = ()
+    # The spec's `halo:`: shape symbol -> (before, after), the radius each output element
+    # reads along it, so a sharding rule may keep it split and exchange only the edges
+    # (docs/transformations.md, "Halo").
+    halo: dict = dataclasses.field(default_factory=dict)
     # The fingerprint of the op's generated code (opspec-gen, generator/fingerprint.h):
     # every call records it (attribute opspec_kernel), and the handler of a build whose
     # code differs refuses the call, so an exported computation never runs a changed

@@ -54,7 +54,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from opspec import _grad_check, _nan_check, _split_check, _targets, _unwritten_check
+from opspec import _grad_check, _halo_check, _nan_check, _split_check, _targets, _unwritten_check
 from opspec._bind import bind, convert_attr
 from opspec._derivatives import FORMULA_MODULES
 from opspec._runtime import as_array, call, record_of
@@ -699,6 +699,7 @@ def check_op(
     checker.check_vmap()
     checker.check_aliases(eager)
     _split_check.check_splits(checker, eager, _close)
+    _halo_check.check_halos(checker, eager, _close)
     checker.check_zero_size()
     checker.check_grads()
     return checker.report
