@@ -26,7 +26,8 @@ static __global__ void opspec_rope_kernel(const opspec_rope_args opspec_args, co
     const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= half) return;
     /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
-    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1); i += (int64_t)gridDim.y * blockDim.y) {
+    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1);
+         i += (int64_t)gridDim.y * blockDim.y) {
 #include "ops/rope_body.inc"
     }
   }

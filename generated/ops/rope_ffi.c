@@ -51,13 +51,14 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
   const opspec_rope_args *args = argp;
   if (!((opspec_safe_mul(2, args->half)) != OPSPEC_SIZE_INVALID && (args->dim) == (opspec_safe_mul(2, args->half))))
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, "rope",
-                        "require '%s' does not hold: dim = %lld, half = %lld", "dim == 2 * half", (long long)args->dim, (long long)args->half);
+                        "require 'dim == 2 * half' does not hold: dim = %lld, half = %lld", (long long)args->dim,
+                        (long long)args->half);
   return NULL;
 }
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "942e271b04ccf204",
+    .fingerprint = "40f41a9511da3b76",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),

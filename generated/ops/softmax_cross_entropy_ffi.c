@@ -30,7 +30,8 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_shapes(XLA_FFI_CallFrame *cf,
 }
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
-static XLA_FFI_Error *opspec_softmax_cross_entropy_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+static XLA_FFI_Error *opspec_softmax_cross_entropy_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp,
+                                                                int64_t *extents) {
   const opspec_softmax_cross_entropy_args *args = argp;
   extents[0] = args->labels.size;
   (void)cf;

@@ -161,6 +161,20 @@ static void og_assign(og_value *assigns, const char *target, og_value *value) {
   og_list_push(assigns, a);
 }
 
+/* A function's head as og_wrap's lines: "static XLA_FFI_Error *opspec_OP_NAME(" and
+ * its parameters, the call frame, the args struct and, where it computes, `extents`. */
+static og_value *og_ffi_head(const og_op *op, const og_value *fn) {
+  og_buf lead = {0}, args = {0};
+  og_buf_printf(&lead, "static XLA_FFI_Error *opspec_%s_%s(", op->name, og_value_as_str(og_map_get(fn, "name")));
+  og_buf_printf(&args, "%svoid *argp", og_value_as_str(og_map_get(fn, "konst")));
+  const char *params[] = {"XLA_FFI_CallFrame *cf", og_buf_str(&args), "int64_t *extents"};
+  og_value *lines =
+      og_wrap(og_buf_str(&lead), params, og_value_as_bool(og_map_get(fn, "computes")) ? 3 : 2, ") {", false);
+  og_buf_free(&lead);
+  og_buf_free(&args);
+  return lines;
+}
+
 /* A function of the call that computes values (`assigns`, of `extents[...]` or scratch
  * shapes) and then checks `rows`: `shapes` and `launch_sizes`. */
 static og_value *og_ffi_computing_function(const char *name, const char *comment, const char *konst, og_value *assigns,
@@ -481,6 +495,7 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_map_set_str(fn, "field", fields[f]);
     og_map_set_str(fn, "function", og_value_as_str(og_map_get(made[f], "name")));
     og_list_push(desc_functions, fn);
+    og_map_set(made[f], "head", og_ffi_head(op, made[f]));
     og_list_push(functions, made[f]);
   }
   og_map_set(v, "ffi_functions", functions);
@@ -489,5 +504,9 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set_bool(v, "has_launch", op->launch.n > 0);
   og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
   og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
-  og_map_set(v, "require", og_ctx_require_c(op)); /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
+  /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
+  og_map_set(v, "require", og_ctx_require_c(op));
+  og_value *require = og_ffi_function("require", "");
+  og_map_set(v, "require_head", og_ffi_head(op, require));
+  og_value_free(require);
 }
