@@ -12,7 +12,7 @@ static const opspec_array_desc opspec_rope_inputs[] = {
     {"sines", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(3)}, OPSPEC_AT(sines)},
 };
 static const opspec_array_desc opspec_rope_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 4, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_EXPR(0), OPSPEC_EXPR(1), OPSPEC_EXPR(2)},
+    {"out", OPSPEC_TYPEVAR(0), 4, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_SYM(0), OPSPEC_SYM(1), OPSPEC_SYM(2)},
      OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_rope_types[] = {
@@ -24,16 +24,6 @@ static const opspec_symbol_desc opspec_rope_symbols[] = {
     {"dim", OPSPEC_AT(dim)},
     {"half", OPSPEC_AT(half)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_rope_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_rope_args *args = argp;
-  extents[0] = args->seq;
-  extents[1] = args->heads;
-  extents[2] = args->dim;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_rope_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -58,13 +48,12 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "40f41a9511da3b76",
+    .fingerprint = "cf10ec8486b22784",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),
     OPSPEC_DESC_TABLE(types, opspec_rope_types),
     OPSPEC_DESC_TABLE(symbols, opspec_rope_symbols),
-    .shapes = opspec_rope_shapes,
     .launch = opspec_rope_launch_sizes,
     .require = opspec_rope_require,
     .launch_ndims = 2,

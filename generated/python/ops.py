@@ -84,7 +84,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="3b956e289b229dad",
+    fingerprint="1ff7d4e51f7b7769",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="ff61844d1f420e2a",
+    fingerprint="6fc28c4328e357fd",
 )
 
 
@@ -348,7 +348,7 @@ _op_embedding_scatter_add = _Op(
     reduce={"bags": "sum"},
     bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="d831bd1ed577a55c",
+    fingerprint="4d8a6f50003cb203",
 )
 
 
@@ -400,7 +400,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="66b0bd892a454e68",
+    fingerprint="1116519be7dd32a3",
 )
 
 
@@ -452,7 +452,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="ae50b937e99ef845",
+    fingerprint="a52c2346f9431ad9",
 )
 
 
@@ -537,7 +537,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="29540d35f20df4c6",
+    fingerprint="42b88d3660c2d454",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="fdee69f909096945",
+    fingerprint="01c4955479e46e46",
 )
 
 
@@ -679,7 +679,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="3d70a08216de78fe",
+    fingerprint="b44b54c3a995e1bf",
 )
 
 
@@ -770,7 +770,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="d97329c9d0c34c8b",
+    fingerprint="98e33476f943ddd3",
 )
 
 
@@ -828,7 +828,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="8b55601b5bb938a6",
+    fingerprint="471839bb81ac9ae4",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="89b06fbd256bea90",
+    fingerprint="7e94e197276f1fb4",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="40f41a9511da3b76",
+    fingerprint="cf10ec8486b22784",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="944546a3afd6c9cb",
+    fingerprint="712c0d3fdd791ba2",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="612f94f28e769068",
+    fingerprint="c79a6cd13ced695f",
 )
 
 
@@ -1322,7 +1322,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="77bb1a4bf75207fa",
+    fingerprint="9d435e01ce7ca14a",
 )
 
 
@@ -1399,7 +1399,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="4069b6474b143733",
+    fingerprint="d17ea46ab2e7ea24",
 )
 
 

@@ -36,8 +36,15 @@ static og_value *og_table_record(const char *type, const char *field, const char
   return table;
 }
 
-/* A dim of an input or output as the runtime checks it: an output's expression (a bare
- * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
+/* The symbol an output dim names alone, or -1. The inputs bind every symbol before
+ * the outputs are checked, so the runtime compares such a dim with the symbol's value
+ * and `shapes` need not compute it. */
+static int og_dim_symbol(const og_op *op, const og_dim *dim) {
+  return dim->kind == OG_DIM_EXPR && dim->expr->kind == OG_E_NAME ? og_op_symbol(op, dim->expr->name) : -1;
+}
+
+/* A dim of an input or output as the runtime checks it: an output's expression (but a
+ * bare symbol) against the extent `shapes` computes, numbered by `nextents`. */
 static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
   const og_expr *e = dim->expr;
   if (dim->kind == OG_DIM_ELLIPSIS)
@@ -48,11 +55,15 @@ static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t 
     og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
   else if (e->kind == OG_E_INT)
     og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
+  else if (og_dim_symbol(op, dim) >= 0)
+    og_buf_printf(out, "OPSPEC_SYM(%d)", og_dim_symbol(op, dim));
   else
     og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
 }
 
-static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT; }
+static bool og_dim_is_extent(const og_op *op, const og_dim *dim) {
+  return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT && og_dim_symbol(op, dim) < 0;
+}
 
 static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_value *rows, size_t *nextents) {
   for (size_t i = 0; i < n; ++i) {
@@ -206,7 +217,7 @@ static og_value *og_ffi_shapes(const og_op *op) {
   for (size_t i = 0; i < op->noutputs; ++i)
     for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
       const og_dim *dim = &op->outputs[i].dims[d];
-      if (!og_dim_is_extent(dim)) continue;
+      if (!og_dim_is_extent(op, dim)) continue;
       og_buf_clear(&at);
       og_buf_printf(&at, "extents[%zu]", nextents++);
       og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));

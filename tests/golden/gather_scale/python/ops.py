@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="0b7adf19169a9dc4",
+    fingerprint="3ba439d7ebbf952a",
 )
 
 
