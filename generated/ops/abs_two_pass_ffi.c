@@ -32,7 +32,7 @@ static XLA_FFI_Error *opspec_abs_two_pass_shapes(XLA_FFI_CallFrame *cf, void *ar
 
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "1ff7d4e51f7b7769",
+    .fingerprint = "f927305380f73baa",
     .args_size = sizeof(opspec_abs_two_pass_args),
     OPSPEC_DESC_TABLE(inputs, opspec_abs_two_pass_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_abs_two_pass_outputs),

@@ -34,7 +34,7 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "b44b54c3a995e1bf",
+    .fingerprint = "ec76a86c706b2b0e",
     .args_size = sizeof(opspec_lif_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_outputs),

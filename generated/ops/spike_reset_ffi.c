@@ -31,7 +31,7 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "9d435e01ce7ca14a",
+    .fingerprint = "c169e9504b634e63",
     .args_size = sizeof(opspec_spike_reset_args),
     OPSPEC_DESC_TABLE(inputs, opspec_spike_reset_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_spike_reset_outputs),

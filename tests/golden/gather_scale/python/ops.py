@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="3ba439d7ebbf952a",
+    fingerprint="e020cb329e1b17d9",
 )
 
 
