@@ -39,7 +39,7 @@ static XLA_FFI_Error *opspec_block_sum_cuda_config(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_block_sum_desc = {
     .name = "block_sum",
-    .fingerprint = "514d4117b59846ed",
+    .fingerprint = "b8a4d24ed07a9664",
     .args_size = sizeof(opspec_block_sum_args),
     OPSPEC_DESC_TABLE(inputs, opspec_block_sum_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_block_sum_outputs),

@@ -76,7 +76,7 @@ static XLA_FFI_Error *opspec_csr_rmatvec_kernel_checked(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
-    .fingerprint = "48b8883943e8f467",
+    .fingerprint = "e78e0e17304def9d",
     .args_size = sizeof(opspec_csr_rmatvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_csr_rmatvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_csr_rmatvec_outputs),

@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_embedding_scatter_add_inputs[] = {
     {"grad", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(2)}, OPSPEC_AT(grad)},
 };
 static const opspec_array_desc opspec_embedding_scatter_add_outputs[] = {
-    {"table_grad", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_EXPR(1)}, OPSPEC_AT(table_grad)},
+    {"table_grad", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_SYM(2)}, OPSPEC_AT(table_grad)},
 };
 static const opspec_array_desc opspec_embedding_scatter_add_scratch[] = {
     {"starts", OPSPEC_DT_int64, 1, NULL, OPSPEC_AT(starts)},
@@ -33,7 +33,6 @@ static const opspec_attr_desc opspec_embedding_scatter_add_attrs[] = {
 static XLA_FFI_Error *opspec_embedding_scatter_add_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
   opspec_embedding_scatter_add_args *args = argp;
   extents[0] = args->vocab;
-  extents[1] = args->dim;
   args->starts.shape[0] = opspec_safe_add(args->vocab, 1);
   args->order.shape[0] = opspec_safe_mul(args->bags, args->bag_size);
   const opspec_size_check sizes[] = {
@@ -64,7 +63,7 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "d831bd1ed577a55c",
+    .fingerprint = "c4bda0b31c76f8cb",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_scatter_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_scatter_add_outputs),

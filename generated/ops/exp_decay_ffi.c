@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_exp_decay_inputs[] = {
     {"decay", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(decay)},
 };
 static const opspec_array_desc opspec_exp_decay_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
+    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_exp_decay_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -18,14 +18,6 @@ static const opspec_typevar_desc opspec_exp_decay_types[] = {
 static const opspec_symbol_desc opspec_exp_decay_symbols[] = {
     {"n", OPSPEC_AT(n)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_exp_decay_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_exp_decay_args *args = argp;
-  extents[0] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -37,14 +29,13 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "66b0bd892a454e68",
+    .fingerprint = "70d5e62a15451456",
     .args_size = sizeof(opspec_exp_decay_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_decay_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_decay_outputs),
     .aliases = (const int32_t[]){0},
     OPSPEC_DESC_TABLE(types, opspec_exp_decay_types),
     OPSPEC_DESC_TABLE(symbols, opspec_exp_decay_symbols),
-    .shapes = opspec_exp_decay_shapes,
     .launch = opspec_exp_decay_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_hadamard_inputs[] = {
     {"B", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(B)},
 };
 static const opspec_array_desc opspec_hadamard_outputs[] = {
-    {"C", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_EXPR(1)}, OPSPEC_AT(C)},
+    {"C", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(C)},
 };
 static const opspec_typevar_desc opspec_hadamard_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -19,15 +19,6 @@ static const opspec_symbol_desc opspec_hadamard_symbols[] = {
     {"m", OPSPEC_AT(m)},
     {"n", OPSPEC_AT(n)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_hadamard_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_hadamard_args *args = argp;
-  extents[0] = args->m;
-  extents[1] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -40,13 +31,12 @@ static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
-    .fingerprint = "29540d35f20df4c6",
+    .fingerprint = "b682fbf98abac08d",
     .args_size = sizeof(opspec_hadamard_args),
     OPSPEC_DESC_TABLE(inputs, opspec_hadamard_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_hadamard_outputs),
     OPSPEC_DESC_TABLE(types, opspec_hadamard_types),
     OPSPEC_DESC_TABLE(symbols, opspec_hadamard_symbols),
-    .shapes = opspec_hadamard_shapes,
     .launch = opspec_hadamard_launch_sizes,
     .launch_ndims = 2,
     .cuda_batch_grid = true,

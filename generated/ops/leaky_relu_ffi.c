@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "a456a665f1f21f95",
+    .fingerprint = "fbe904ad5f8cc75e",
     .args_size = sizeof(opspec_leaky_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_leaky_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_leaky_relu_outputs),

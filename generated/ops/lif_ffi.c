@@ -14,8 +14,8 @@ static const opspec_array_desc opspec_lif_inputs[] = {
     {"dt", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
 };
 static const opspec_array_desc opspec_lif_outputs[] = {
-    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
-    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(spikes)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V_out)},
+    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(spikes)},
 };
 static const opspec_typevar_desc opspec_lif_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -23,15 +23,6 @@ static const opspec_typevar_desc opspec_lif_types[] = {
 static const opspec_symbol_desc opspec_lif_symbols[] = {
     {"n", OPSPEC_AT(n)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_lif_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_lif_args *args = argp;
-  extents[0] = args->n;
-  extents[1] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -43,14 +34,13 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "3d70a08216de78fe",
+    .fingerprint = "ec76a86c706b2b0e",
     .args_size = sizeof(opspec_lif_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_outputs),
     .aliases = (const int32_t[]){0, -1},
     OPSPEC_DESC_TABLE(types, opspec_lif_types),
     OPSPEC_DESC_TABLE(symbols, opspec_lif_symbols),
-    .shapes = opspec_lif_shapes,
     .launch = opspec_lif_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

@@ -14,8 +14,8 @@ static const opspec_array_desc opspec_lif_surrogate_inputs[] = {
     {"dt", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(dt)},
 };
 static const opspec_array_desc opspec_lif_surrogate_outputs[] = {
-    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(V_out)},
-    {"spikes", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(spikes)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V_out)},
+    {"spikes", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(spikes)},
 };
 static const opspec_typevar_desc opspec_lif_surrogate_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -28,15 +28,6 @@ static const opspec_attr_desc opspec_lif_surrogate_attrs[] = {
     {"slope", OPSPEC_DT_float64, OPSPEC_AT(slope)},
 };
 
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_lif_surrogate_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_lif_surrogate_args *args = argp;
-  extents[0] = args->n;
-  extents[1] = args->n;
-  (void)cf;
-  return NULL;
-}
-
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
   const opspec_lif_surrogate_args *args = argp;
@@ -47,7 +38,7 @@ static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "d97329c9d0c34c8b",
+    .fingerprint = "1afc1f7307dac1bc",
     .args_size = sizeof(opspec_lif_surrogate_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_surrogate_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_surrogate_outputs),
@@ -55,7 +46,6 @@ static const opspec_op_desc opspec_lif_surrogate_desc = {
     OPSPEC_DESC_TABLE(types, opspec_lif_surrogate_types),
     OPSPEC_DESC_TABLE(symbols, opspec_lif_surrogate_symbols),
     OPSPEC_DESC_TABLE(attrs, opspec_lif_surrogate_attrs),
-    .shapes = opspec_lif_surrogate_shapes,
     .launch = opspec_lif_surrogate_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_matvec_inputs[] = {
     {"x", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(x)},
 };
 static const opspec_array_desc opspec_matvec_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
+    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_matvec_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -19,14 +19,6 @@ static const opspec_symbol_desc opspec_matvec_symbols[] = {
     {"rows", OPSPEC_AT(rows)},
     {"cols", OPSPEC_AT(cols)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_matvec_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_matvec_args *args = argp;
-  extents[0] = args->rows;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -38,13 +30,12 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "8b55601b5bb938a6",
+    .fingerprint = "9c45ccf6aae3dac9",
     .args_size = sizeof(opspec_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_matvec_outputs),
     OPSPEC_DESC_TABLE(types, opspec_matvec_types),
     OPSPEC_DESC_TABLE(symbols, opspec_matvec_symbols),
-    .shapes = opspec_matvec_shapes,
     .launch = opspec_matvec_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

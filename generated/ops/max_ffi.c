@@ -17,7 +17,7 @@ static const opspec_typevar_desc opspec_max_types[] = {
 
 static const opspec_op_desc opspec_max_desc = {
     .name = "max",
-    .fingerprint = "403ca194db0fe11f",
+    .fingerprint = "52ac3f776dde344d",
     .args_size = sizeof(opspec_max_args),
     OPSPEC_DESC_TABLE(inputs, opspec_max_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_max_outputs),

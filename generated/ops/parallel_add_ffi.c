@@ -18,7 +18,7 @@ static const opspec_typevar_desc opspec_parallel_add_types[] = {
 
 static const opspec_op_desc opspec_parallel_add_desc = {
     .name = "parallel_add",
-    .fingerprint = "424fee6b56ad1f8a",
+    .fingerprint = "24b18e01ae37e282",
     .args_size = sizeof(opspec_parallel_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_parallel_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_parallel_add_outputs),

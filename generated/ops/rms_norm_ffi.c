@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_rms_norm_inputs[] = {
     {"w", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(w)},
 };
 static const opspec_array_desc opspec_rms_norm_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
+    {"out", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_SYM(0)}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_rms_norm_types[] = {
     {"T", 4, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16, OPSPEC_DT_bfloat16}},
@@ -22,14 +22,6 @@ static const opspec_symbol_desc opspec_rms_norm_symbols[] = {
 static const opspec_attr_desc opspec_rms_norm_attrs[] = {
     {"eps", OPSPEC_DT_float64, OPSPEC_AT(eps)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_rms_norm_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_rms_norm_args *args = argp;
-  extents[0] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_rms_norm_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -43,14 +35,13 @@ static XLA_FFI_Error *opspec_rms_norm_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_rms_norm_desc = {
     .name = "rms_norm",
-    .fingerprint = "89b06fbd256bea90",
+    .fingerprint = "2796e3445891591b",
     .args_size = sizeof(opspec_rms_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rms_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rms_norm_outputs),
     OPSPEC_DESC_TABLE(types, opspec_rms_norm_types),
     OPSPEC_DESC_TABLE(symbols, opspec_rms_norm_symbols),
     OPSPEC_DESC_TABLE(attrs, opspec_rms_norm_attrs),
-    .shapes = opspec_rms_norm_shapes,
     .launch = opspec_rms_norm_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

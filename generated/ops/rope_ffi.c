@@ -12,7 +12,7 @@ static const opspec_array_desc opspec_rope_inputs[] = {
     {"sines", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(3)}, OPSPEC_AT(sines)},
 };
 static const opspec_array_desc opspec_rope_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 4, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_EXPR(0), OPSPEC_EXPR(1), OPSPEC_EXPR(2)},
+    {"out", OPSPEC_TYPEVAR(0), 4, (const opspec_dim[]){OPSPEC_ELLIPSIS, OPSPEC_SYM(0), OPSPEC_SYM(1), OPSPEC_SYM(2)},
      OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_rope_types[] = {
@@ -24,16 +24,6 @@ static const opspec_symbol_desc opspec_rope_symbols[] = {
     {"dim", OPSPEC_AT(dim)},
     {"half", OPSPEC_AT(half)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_rope_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_rope_args *args = argp;
-  extents[0] = args->seq;
-  extents[1] = args->heads;
-  extents[2] = args->dim;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_rope_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -51,19 +41,19 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
   const opspec_rope_args *args = argp;
   if (!((opspec_safe_mul(2, args->half)) != OPSPEC_SIZE_INVALID && (args->dim) == (opspec_safe_mul(2, args->half))))
     return opspec_error(cf, XLA_FFI_Error_Code_INVALID_ARGUMENT, "rope",
-                        "require '%s' does not hold: dim = %lld, half = %lld", "dim == 2 * half", (long long)args->dim, (long long)args->half);
+                        "require 'dim == 2 * half' does not hold: dim = %lld, half = %lld", (long long)args->dim,
+                        (long long)args->half);
   return NULL;
 }
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "942e271b04ccf204",
+    .fingerprint = "79dabfe4b473bc67",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),
     OPSPEC_DESC_TABLE(types, opspec_rope_types),
     OPSPEC_DESC_TABLE(symbols, opspec_rope_symbols),
-    .shapes = opspec_rope_shapes,
     .launch = opspec_rope_launch_sizes,
     .require = opspec_rope_require,
     .launch_ndims = 2,

@@ -21,7 +21,7 @@ static const opspec_symbol_desc opspec_running_stats_symbols[] = {
 
 static const opspec_op_desc opspec_running_stats_desc = {
     .name = "running_stats",
-    .fingerprint = "9218d78f6021ed0e",
+    .fingerprint = "98e4e7ae65929d7e",
     .args_size = sizeof(opspec_running_stats_args),
     OPSPEC_DESC_TABLE(inputs, opspec_running_stats_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_running_stats_outputs),

@@ -10,7 +10,7 @@ static const opspec_array_desc opspec_scale_inputs[] = {
     {"s", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(s)},
 };
 static const opspec_array_desc opspec_scale_outputs[] = {
-    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(out)},
+    {"out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(out)},
 };
 static const opspec_typevar_desc opspec_scale_types[] = {
     {"T", 4, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64, OPSPEC_DT_float16, OPSPEC_DT_bfloat16}},
@@ -18,14 +18,6 @@ static const opspec_typevar_desc opspec_scale_types[] = {
 static const opspec_symbol_desc opspec_scale_symbols[] = {
     {"n", OPSPEC_AT(n)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_scale_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_scale_args *args = argp;
-  extents[0] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -37,13 +29,12 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "944546a3afd6c9cb",
+    .fingerprint = "e675a71e651cb243",
     .args_size = sizeof(opspec_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_scale_outputs),
     OPSPEC_DESC_TABLE(types, opspec_scale_types),
     OPSPEC_DESC_TABLE(symbols, opspec_scale_symbols),
-    .shapes = opspec_scale_shapes,
     .launch = opspec_scale_launch_sizes,
     .launch_ndims = 1,
     .cuda_batch_grid = true,

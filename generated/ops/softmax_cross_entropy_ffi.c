@@ -30,7 +30,8 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_shapes(XLA_FFI_CallFrame *cf,
 }
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
-static XLA_FFI_Error *opspec_softmax_cross_entropy_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
+static XLA_FFI_Error *opspec_softmax_cross_entropy_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp,
+                                                                int64_t *extents) {
   const opspec_softmax_cross_entropy_args *args = argp;
   extents[0] = args->labels.size;
   (void)cf;
@@ -57,7 +58,7 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "0d734fcbeccc5eb6",
+    .fingerprint = "b7fe22451cb406ff",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),

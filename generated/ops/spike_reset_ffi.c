@@ -11,8 +11,8 @@ static const opspec_array_desc opspec_spike_reset_inputs[] = {
     {"V_rest", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_FIXED(1)}, OPSPEC_AT(V_rest)},
 };
 static const opspec_array_desc opspec_spike_reset_outputs[] = {
-    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_EXPR(0)}, OPSPEC_AT(spikes)},
-    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_EXPR(1)}, OPSPEC_AT(V_out)},
+    {"spikes", OPSPEC_DT_int32, 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(spikes)},
+    {"V_out", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(0)}, OPSPEC_AT(V_out)},
 };
 static const opspec_typevar_desc opspec_spike_reset_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -20,15 +20,6 @@ static const opspec_typevar_desc opspec_spike_reset_types[] = {
 static const opspec_symbol_desc opspec_spike_reset_symbols[] = {
     {"n", OPSPEC_AT(n)},
 };
-
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_spike_reset_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_spike_reset_args *args = argp;
-  extents[0] = args->n;
-  extents[1] = args->n;
-  (void)cf;
-  return NULL;
-}
 
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
@@ -40,14 +31,13 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "77bb1a4bf75207fa",
+    .fingerprint = "c169e9504b634e63",
     .args_size = sizeof(opspec_spike_reset_args),
     OPSPEC_DESC_TABLE(inputs, opspec_spike_reset_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_spike_reset_outputs),
     .aliases = (const int32_t[]){-1, 0},
     OPSPEC_DESC_TABLE(types, opspec_spike_reset_types),
     OPSPEC_DESC_TABLE(symbols, opspec_spike_reset_symbols),
-    .shapes = opspec_spike_reset_shapes,
     .launch = opspec_spike_reset_launch_sizes,
     .launch_ndims = 1,
 };

@@ -13,7 +13,7 @@ static const opspec_array_desc opspec_stdp_update_inputs[] = {
     {"post_spike", OPSPEC_TYPEVAR(0), 1, (const opspec_dim[]){OPSPEC_SYM(1)}, OPSPEC_AT(post_spike)},
 };
 static const opspec_array_desc opspec_stdp_update_outputs[] = {
-    {"w_out", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_EXPR(0), OPSPEC_EXPR(1)}, OPSPEC_AT(w_out)},
+    {"w_out", OPSPEC_TYPEVAR(0), 2, (const opspec_dim[]){OPSPEC_SYM(0), OPSPEC_SYM(1)}, OPSPEC_AT(w_out)},
 };
 static const opspec_typevar_desc opspec_stdp_update_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
@@ -30,15 +30,6 @@ static const opspec_attr_desc opspec_stdp_update_attrs[] = {
     {"w_min", OPSPEC_DT_float64, OPSPEC_AT(w_min)},
 };
 
-/* This call's output extents and scratch shapes, from the spec's expressions. */
-static XLA_FFI_Error *opspec_stdp_update_shapes(XLA_FFI_CallFrame *cf, void *argp, int64_t *extents) {
-  opspec_stdp_update_args *args = argp;
-  extents[0] = args->n_pre;
-  extents[1] = args->n_post;
-  (void)cf;
-  return NULL;
-}
-
 /* The portable launch's extents (which may read any array's size), for the loop. */
 static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, const void *argp, int64_t *extents) {
   const opspec_stdp_update_args *args = argp;
@@ -50,7 +41,7 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "4069b6474b143733",
+    .fingerprint = "9da0acf55db3a8ad",
     .args_size = sizeof(opspec_stdp_update_args),
     OPSPEC_DESC_TABLE(inputs, opspec_stdp_update_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_stdp_update_outputs),
@@ -58,7 +49,6 @@ static const opspec_op_desc opspec_stdp_update_desc = {
     OPSPEC_DESC_TABLE(types, opspec_stdp_update_types),
     OPSPEC_DESC_TABLE(symbols, opspec_stdp_update_symbols),
     OPSPEC_DESC_TABLE(attrs, opspec_stdp_update_attrs),
-    .shapes = opspec_stdp_update_shapes,
     .launch = opspec_stdp_update_launch_sizes,
     .launch_ndims = 2,
     .cuda_batch_grid = true,

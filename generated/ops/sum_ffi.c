@@ -17,7 +17,7 @@ static const opspec_typevar_desc opspec_sum_types[] = {
 
 static const opspec_op_desc opspec_sum_desc = {
     .name = "sum",
-    .fingerprint = "477a4302bd84b2bf",
+    .fingerprint = "d0d07d182871ae8d",
     .args_size = sizeof(opspec_sum_args),
     OPSPEC_DESC_TABLE(inputs, opspec_sum_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_sum_outputs),

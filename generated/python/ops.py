@@ -84,7 +84,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="3b956e289b229dad",
+    fingerprint="f927305380f73baa",
 )
 
 
@@ -130,7 +130,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="24a12d99173f2cb0",
+    fingerprint="acda789370da1037",
 )
 
 
@@ -167,7 +167,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="514d4117b59846ed",
+    fingerprint="b8a4d24ed07a9664",
 )
 
 
@@ -213,7 +213,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="11d474b13c1aaa97",
+    fingerprint="f467f32f87d8fa5c",
 )
 
 
@@ -262,7 +262,7 @@ _op_csr_rmatvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="48b8883943e8f467",
+    fingerprint="e78e0e17304def9d",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="ff61844d1f420e2a",
+    fingerprint="8961b96a728bcca4",
 )
 
 
@@ -348,7 +348,7 @@ _op_embedding_scatter_add = _Op(
     reduce={"bags": "sum"},
     bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="d831bd1ed577a55c",
+    fingerprint="c4bda0b31c76f8cb",
 )
 
 
@@ -400,7 +400,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="66b0bd892a454e68",
+    fingerprint="70d5e62a15451456",
 )
 
 
@@ -452,7 +452,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="ae50b937e99ef845",
+    fingerprint="f4e7d8d45f5413b2",
 )
 
 
@@ -492,7 +492,7 @@ _op_gelu_tanh = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 9 * s["x_size"],
-    fingerprint="04a45ed39287a854",
+    fingerprint="eb9c0e479b8fa2d3",
 )
 
 
@@ -537,7 +537,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="29540d35f20df4c6",
+    fingerprint="b682fbf98abac08d",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="fdee69f909096945",
+    fingerprint="51000b6302f9759f",
 )
 
 
@@ -640,7 +640,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="a456a665f1f21f95",
+    fingerprint="fbe904ad5f8cc75e",
 )
 
 
@@ -679,7 +679,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="3d70a08216de78fe",
+    fingerprint="ec76a86c706b2b0e",
 )
 
 
@@ -770,7 +770,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="d97329c9d0c34c8b",
+    fingerprint="1afc1f7307dac1bc",
 )
 
 
@@ -828,7 +828,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="8b55601b5bb938a6",
+    fingerprint="9c45ccf6aae3dac9",
 )
 
 
@@ -862,7 +862,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="403ca194db0fe11f",
+    fingerprint="52ac3f776dde344d",
 )
 
 
@@ -905,7 +905,7 @@ _op_parallel_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="424fee6b56ad1f8a",
+    fingerprint="24b18e01ae37e282",
 )
 
 
@@ -942,7 +942,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="ac14074d4369ae63",
+    fingerprint="e036c25eee93cb90",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="89b06fbd256bea90",
+    fingerprint="2796e3445891591b",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="942e271b04ccf204",
+    fingerprint="79dabfe4b473bc67",
 )
 
 
@@ -1096,7 +1096,7 @@ _op_running_stats = _Op(
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
-    fingerprint="9218d78f6021ed0e",
+    fingerprint="98e4e7ae65929d7e",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="944546a3afd6c9cb",
+    fingerprint="e675a71e651cb243",
 )
 
 
@@ -1175,7 +1175,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="2b927084587346e7",
+    fingerprint="352751f73cb875b2",
 )
 
 
@@ -1211,7 +1211,7 @@ _op_silu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="1e7e2a6eeeb29194",
+    fingerprint="8d111536f51f38ad",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="612f94f28e769068",
+    fingerprint="7cea4f1b323cae72",
 )
 
 
@@ -1284,7 +1284,7 @@ _op_softmax_cross_entropy = _Op(
     independent=("...",),
     bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
     flops=lambda s: 4 * s["logits_size"],
-    fingerprint="0d734fcbeccc5eb6",
+    fingerprint="b7fe22451cb406ff",
 )
 
 
@@ -1322,7 +1322,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="77bb1a4bf75207fa",
+    fingerprint="c169e9504b634e63",
 )
 
 
@@ -1364,7 +1364,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="7c98555a23c292b4",
+    fingerprint="14e4acb2899bb82d",
 )
 
 
@@ -1399,7 +1399,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="4069b6474b143733",
+    fingerprint="9da0acf55db3a8ad",
 )
 
 
@@ -1455,7 +1455,7 @@ _op_sum = _Op(
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="477a4302bd84b2bf",
+    fingerprint="d0d07d182871ae8d",
 )
 
 

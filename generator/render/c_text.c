@@ -25,8 +25,10 @@ size_t og_wrap_width(const char *lead, const char *const *items, size_t n, const
   return width;
 }
 
-void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
-                  bool one_per_line) {
+/* og_wrap_into with the items separated by `sep` (',' or ';') and a space. */
+static void og_wrap_sep_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
+                             bool one_per_line, char sep) {
+  const char mid[] = {sep, ' ', '\0'}, end_sep[] = {sep, '\0'};
   size_t indent = strlen(lead);
   bool wrapped = og_wrap_width(lead, items, n, close) > OG_C_COLUMNS;
   og_value *line = NULL, *line_items = NULL, *prev = NULL;
@@ -38,7 +40,7 @@ void og_wrap_into(og_value *lines, const char *lead, const char *const *items, s
     size_t end = strlen(items[i]) + (i + 1 < n ? 1 : strlen(close));
     bool fresh = !line || (wrapped && (one_per_line || col + 2 + end > OG_C_COLUMNS));
     if (fresh) {
-      if (prev) og_map_set_str(prev, "sep", ",");
+      if (prev) og_map_set_str(prev, "sep", end_sep);
       line = og_value_map();
       line_items = og_value_list();
       og_map_set_str(line, "lead", i ? og_buf_str(&spaces) : lead);
@@ -51,7 +53,7 @@ void og_wrap_into(og_value *lines, const char *lead, const char *const *items, s
     }
     og_value *item = og_value_map();
     og_map_set_str(item, "text", items[i]);
-    og_map_set_str(item, "sep", i + 1 < n ? ", " : "");
+    og_map_set_str(item, "sep", i + 1 < n ? mid : "");
     og_list_push(line_items, item);
     prev = item;
   }
@@ -63,6 +65,26 @@ void og_wrap_into(og_value *lines, const char *lead, const char *const *items, s
   }
   og_map_set_str(line, "close", close);
   og_buf_free(&spaces);
+}
+
+void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
+                  bool one_per_line) {
+  og_wrap_sep_into(lines, lead, items, n, close, one_per_line, ',');
+}
+
+og_value *og_for_head(const char *indent, const char *index, const char *begin, const char *end, const char *step,
+                      bool opens_block) {
+  og_buf lead = {0}, init = {0}, test = {0};
+  og_buf_printf(&lead, "%sfor (", indent);
+  og_buf_printf(&init, "int64_t %s = %s", index, begin);
+  og_buf_printf(&test, "%s < %s", index, end);
+  const char *items[] = {og_buf_str(&init), og_buf_str(&test), step};
+  og_value *lines = og_value_list();
+  og_wrap_sep_into(lines, og_buf_str(&lead), items, 3, opens_block ? ") {" : ")", false, ';');
+  og_buf_free(&lead);
+  og_buf_free(&init);
+  og_buf_free(&test);
+  return lines;
 }
 
 og_value *og_wrap(const char *lead, const char *const *items, size_t n, const char *close, bool one_per_line) {

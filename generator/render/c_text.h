@@ -26,6 +26,11 @@ og_value *og_wrap(const char *lead, const char *const *items, size_t n, const ch
 /* og_wrap, its lines appended to `lines`. */
 void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
                   bool one_per_line);
+/* The head of a counting loop, "for (int64_t INDEX = BEGIN; INDEX < END; STEP)" and " {"
+ * where it opens a block, as og_wrap's lines (`sep` "; " or ";"), wrapped at the
+ * semicolons as clang-format wraps it. `indent` is the line's indentation. */
+og_value *og_for_head(const char *indent, const char *index, const char *begin, const char *end, const char *step,
+                      bool opens_block);
 /* The columns of og_wrap's text on one line. */
 size_t og_wrap_width(const char *lead, const char *const *items, size_t n, const char *close);
 /* og_wrap of a list value of strings, its lines appended to `lines`. */

@@ -36,8 +36,15 @@ static og_value *og_table_record(const char *type, const char *field, const char
   return table;
 }
 
-/* A dim of an input or output as the runtime checks it: an output's expression (a bare
- * symbol included) against the extent `shapes` computes, numbered by `nextents`. */
+/* The symbol an output dim names alone, or -1. The inputs bind every symbol before
+ * the outputs are checked, so the runtime compares such a dim with the symbol's value
+ * and `shapes` need not compute it. */
+static int og_dim_symbol(const og_op *op, const og_dim *dim) {
+  return dim->kind == OG_DIM_EXPR && dim->expr->kind == OG_E_NAME ? og_op_symbol(op, dim->expr->name) : -1;
+}
+
+/* A dim of an input or output as the runtime checks it: an output's expression (but a
+ * bare symbol) against the extent `shapes` computes, numbered by `nextents`. */
 static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t *nextents) {
   const og_expr *e = dim->expr;
   if (dim->kind == OG_DIM_ELLIPSIS)
@@ -48,11 +55,15 @@ static void og_dim_init(const og_op *op, const og_dim *dim, og_buf *out, size_t 
     og_buf_printf(out, "OPSPEC_SYM(%d)", og_op_symbol(op, dim->name));
   else if (e->kind == OG_E_INT)
     og_buf_printf(out, "OPSPEC_FIXED(%lld)", (long long)e->ival);
+  else if (og_dim_symbol(op, dim) >= 0)
+    og_buf_printf(out, "OPSPEC_SYM(%d)", og_dim_symbol(op, dim));
   else
     og_buf_printf(out, "OPSPEC_EXPR(%zu)", (*nextents)++);
 }
 
-static bool og_dim_is_extent(const og_dim *dim) { return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT; }
+static bool og_dim_is_extent(const og_op *op, const og_dim *dim) {
+  return dim->kind == OG_DIM_EXPR && dim->expr->kind != OG_E_INT && og_dim_symbol(op, dim) < 0;
+}
 
 static void og_array_rows(const og_op *op, const og_array *arrays, size_t n, og_value *rows, size_t *nextents) {
   for (size_t i = 0; i < n; ++i) {
@@ -161,6 +172,20 @@ static void og_assign(og_value *assigns, const char *target, og_value *value) {
   og_list_push(assigns, a);
 }
 
+/* A function's head as og_wrap's lines: "static XLA_FFI_Error *opspec_OP_NAME(" and
+ * its parameters, the call frame, the args struct and, where it computes, `extents`. */
+static og_value *og_ffi_head(const og_op *op, const og_value *fn) {
+  og_buf lead = {0}, args = {0};
+  og_buf_printf(&lead, "static XLA_FFI_Error *opspec_%s_%s(", op->name, og_value_as_str(og_map_get(fn, "name")));
+  og_buf_printf(&args, "%svoid *argp", og_value_as_str(og_map_get(fn, "konst")));
+  const char *params[] = {"XLA_FFI_CallFrame *cf", og_buf_str(&args), "int64_t *extents"};
+  og_value *lines =
+      og_wrap(og_buf_str(&lead), params, og_value_as_bool(og_map_get(fn, "computes")) ? 3 : 2, ") {", false);
+  og_buf_free(&lead);
+  og_buf_free(&args);
+  return lines;
+}
+
 /* A function of the call that computes values (`assigns`, of `extents[...]` or scratch
  * shapes) and then checks `rows`: `shapes` and `launch_sizes`. */
 static og_value *og_ffi_computing_function(const char *name, const char *comment, const char *konst, og_value *assigns,
@@ -192,7 +217,7 @@ static og_value *og_ffi_shapes(const og_op *op) {
   for (size_t i = 0; i < op->noutputs; ++i)
     for (size_t d = 0; d < op->outputs[i].ndims; ++d) {
       const og_dim *dim = &op->outputs[i].dims[d];
-      if (!og_dim_is_extent(dim)) continue;
+      if (!og_dim_is_extent(op, dim)) continue;
       og_buf_clear(&at);
       og_buf_printf(&at, "extents[%zu]", nextents++);
       og_assign(assigns, og_buf_str(&at), og_c_expr_checked(op, dim->expr));
@@ -481,6 +506,7 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_map_set_str(fn, "field", fields[f]);
     og_map_set_str(fn, "function", og_value_as_str(og_map_get(made[f], "name")));
     og_list_push(desc_functions, fn);
+    og_map_set(made[f], "head", og_ffi_head(op, made[f]));
     og_list_push(functions, made[f]);
   }
   og_map_set(v, "ffi_functions", functions);
@@ -489,5 +515,9 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set_bool(v, "has_launch", op->launch.n > 0);
   og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
   og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
-  og_map_set(v, "require", og_ctx_require_c(op)); /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
+  /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
+  og_map_set(v, "require", og_ctx_require_c(op));
+  og_value *require = og_ffi_function("require", "");
+  og_map_set(v, "require_head", og_ffi_head(op, require));
+  og_value_free(require);
 }

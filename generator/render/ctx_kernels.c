@@ -130,7 +130,7 @@ static og_value *og_spec_block(const og_op *op, const og_body *b) {
 
 /* The portable kernel's loop nest around the body, as records: `extents` the locals
  * {dim, value} that hold an inner loop's bound that is not a bare name or number, and
- * `loops` {indent, index, begin, end, simd, innermost}. The first launch index runs over
+ * `loops` {simd, head (og_for_head's lines)}. The first launch index runs over
  * the range [opspec_begin, opspec_end) that the CPU handler hands this call (it splits
  * the launch, and a natively batched call's elements, among threads), the others whole;
  * the innermost loop gets `omp simd` where the plan says so. The handler zero-fills the
@@ -141,17 +141,15 @@ static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *extents = og_value_list(), *loops = og_value_list();
   for (size_t d = 0; d < n; ++d) {
     og_value *loop = og_value_map();
-    og_map_set_str(loop, "indent", indents[d]);
-    og_map_set_str(loop, "index", og_index_names[d]);
-    og_map_set_str(loop, "begin", d ? "0" : "opspec_begin");
+    og_value *end = NULL;
     if (d == 0) {
-      og_map_set_str(loop, "end", "opspec_end");
+      end = og_value_str("opspec_end");
     } else if (og_expr_is_atom(op->launch.extents[d])) {
-      og_map_set(loop, "end", og_c_expr(op->launch.extents[d]));
+      end = og_c_expr(op->launch.extents[d]);
     } else {
       og_buf local = {0};
       og_buf_printf(&local, "opspec_n%zu", d);
-      og_map_set_str(loop, "end", og_buf_str(&local));
+      end = og_value_str(og_buf_str(&local));
       og_value *extent = og_value_map();
       og_map_set_int(extent, "dim", (int64_t)d);
       og_map_set(extent, "value", og_c_expr(op->launch.extents[d]));
@@ -159,7 +157,13 @@ static void og_cpu_loops(const og_op *op, const og_op_plan *plan, og_value *v) {
       og_buf_free(&local);
     }
     og_map_set_bool(loop, "simd", plan->cpu_simd && d + 1 == n);
-    og_map_set_bool(loop, "innermost", d + 1 == n);
+    og_buf step = {0};
+    og_buf_printf(&step, "++%s", og_index_names[d]);
+    og_map_set(loop, "head",
+               og_for_head(indents[d], og_index_names[d], d ? "0" : "opspec_begin", og_value_as_str(end),
+                           og_buf_str(&step), d + 1 == n));
+    og_value_free(end);
+    og_buf_free(&step);
     og_list_push(loops, loop);
   }
   og_map_set(v, "cpu_extents", extents);
@@ -279,8 +283,8 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
 
 /* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
  * last launch extent, which runs along x: one thread per index, and those past it return
- * (past it in one batch element, past it in all); `loops` {indent, index, axis, extent,
- * innermost} for the others, which run along z and y, where a grid has at most 65535
+ * (past it in one batch element, past it in all); `loops` {head (og_for_head's lines)}
+ * for the others, which run along z and y, where a grid has at most 65535
  * blocks (opspec_launch_portable stops there): each thread loops over every index its
  * position covers. A body has no top-level return, break or continue (spec.md), so it
  * can be a loop body. */
@@ -294,11 +298,16 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
   for (size_t d = 0; d < last; ++d) {
     og_value *loop = og_value_map();
     char axis[2] = {"xyz"[launch->n - 1 - d], '\0'};
-    og_map_set_str(loop, "indent", indents[first + d]);
-    og_map_set_str(loop, "index", og_index_names[d]);
-    og_map_set_str(loop, "axis", axis);
-    og_map_set(loop, "extent", og_c_expr(launch->extents[d]));
-    og_map_set_bool(loop, "innermost", d + 1 == last);
+    og_value *extent = og_c_expr(launch->extents[d]);
+    og_buf begin = {0}, step = {0};
+    og_buf_printf(&begin, "(int64_t)blockIdx.%s * blockDim.%s + threadIdx.%s", axis, axis, axis);
+    og_buf_printf(&step, "%s += (int64_t)gridDim.%s * blockDim.%s", og_index_names[d], axis, axis);
+    og_map_set(loop, "head",
+               og_for_head(indents[first + d], og_index_names[d], og_buf_str(&begin), og_value_as_str(extent),
+                           og_buf_str(&step), d + 1 == last));
+    og_value_free(extent);
+    og_buf_free(&begin);
+    og_buf_free(&step);
     og_list_push(loops, loop);
   }
   og_map_set(kernel, "loops", loops);

@@ -6,9 +6,9 @@
 #include "model/model.h"
 #include "render/value.h"
 
-/* The handler's checks, in the spec's order: each {test, text, format, values}: the C
- * condition over `args`, the condition as written (a C string's body), the values' part
- * of the message ("head_dim = %lld") and its arguments (", (long long)args->head_dim"). */
+/* The handler's checks, in the spec's order: each {test, call}: the C condition over
+ * `args`, and og_wrap's lines of the opspec_error call that a call failing it returns
+ * (its message names the condition as written and the values of the names it reads). */
 og_value *og_ctx_require_c(const og_op *op);
 /* The record's `require=`: each {text, names, test}: the condition as written (a Python
  * string's body), the tuple of names it reads and the Python condition over `s`. */

@@ -305,7 +305,8 @@ static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, c
     const char *sym = NULL;
     if (!opspec_bind_extent(op, b, &a->dims[d], got, is_input, extents, &want, &sym))
       return opspec_error(cf, XLA_FFI_Error_Code_INTERNAL, op->name, "%s '%s': bad dim description", role, a->name);
-    if (got != want) return opspec_wrong_dim(cf, op, role, a, axis, sym, got, want, buf);
+    /* An output's dim that names a symbol reads as any other expected extent. */
+    if (got != want) return opspec_wrong_dim(cf, op, role, a, axis, is_input ? sym : NULL, got, want, buf);
   }
   return NULL;
 }

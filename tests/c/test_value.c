@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "render/c_text.h"
 #include "render/value.h"
 
 static void test_scalars(void) {
@@ -149,10 +150,44 @@ static void test_tree(void) {
   og_value_free(root);
 }
 
+/* og_wrap's lines as the templates print them: lead, each item and its sep, close. */
+static char *og_wrapped_text(const og_value *lines) {
+  og_buf b = {0};
+  for (size_t l = 0; l < og_list_len(lines); ++l) {
+    const og_value *line = og_list_at(lines, l), *items = og_map_get(line, "items");
+    og_buf_puts(&b, og_value_as_str(og_map_get(line, "lead")));
+    for (size_t i = 0; i < og_list_len(items); ++i) {
+      og_buf_puts(&b, og_value_as_str(og_map_get(og_list_at(items, i), "text")));
+      og_buf_puts(&b, og_value_as_str(og_map_get(og_list_at(items, i), "sep")));
+    }
+    og_buf_printf(&b, "%s\n", og_value_as_str(og_map_get(line, "close")));
+  }
+  return og_buf_take(&b);
+}
+
+/* A loop head fits on its line, or wraps at a semicolon as clang-format does: the rest
+ * aligned under the first clause, no line past OG_C_COLUMNS. */
+static void test_for_head(void) {
+  og_value *short_head = og_for_head("  ", "i", "0", "n", "++i", true);
+  char *text = og_wrapped_text(short_head);
+  OG_CHECK_STR(text, "  for (int64_t i = 0; i < n; ++i) {\n");
+  free(text);
+  og_value_free(short_head);
+  og_value *long_head = og_for_head("    ", "i", "(int64_t)blockIdx.y * blockDim.y + threadIdx.y",
+                                    "x_size / opspec_max(dim, 1)", "i += (int64_t)gridDim.y * blockDim.y", false);
+  text = og_wrapped_text(long_head);
+  OG_CHECK_STR(text,
+               "    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1);\n"
+               "         i += (int64_t)gridDim.y * blockDim.y)\n");
+  free(text);
+  og_value_free(long_head);
+}
+
 int main(void) {
   test_scalars();
   test_list();
   test_map();
   test_tree();
+  test_for_head();
   return og_check_report("test_value");
 }

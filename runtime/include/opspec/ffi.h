@@ -150,7 +150,7 @@ OPSPEC_HOST_DEVICE static inline int64_t opspec_safe_cdiv(int64_t a, int64_t b) 
 
 typedef enum opspec_dim_kind {
   OPSPEC_DIM_FIXED,    /* value: the extent */
-  OPSPEC_DIM_SYM,      /* value: index of the shape symbol (inputs only) */
+  OPSPEC_DIM_SYM,      /* value: index of the shape symbol (an output's: as bound by the inputs) */
   OPSPEC_DIM_ELLIPSIS, /* the shared group of leading dims */
   OPSPEC_DIM_EXPR,     /* value: index into the computed extents (outputs only) */
 } opspec_dim_kind;
