@@ -188,11 +188,12 @@ def shadowed_module(name: str) -> str | None:
 
 
 def check_name(name: str) -> str | None:
-    """Why `name` cannot be a package name, or None. The rule opspec-gen --package keeps
-    too (docs/user-project.md): an identifier, not a keyword, not opspec's, and no module
-    that Python already finds by that name, standard or installed, since installing the
-    package (or running its tests) would then replace that module for every program of
-    the environment (`pip`, `encodings`)."""
+    """Why `name` cannot be a package name, or None (docs/user-project.md): an identifier,
+    not a keyword, not opspec's, and no module that Python already finds by that name,
+    standard or installed, since installing the package (or running its tests) would
+    then replace that module for every program of the environment (`pip`, `encodings`).
+    opspec-gen --package keeps the keyword and standard-library part of the rule; only
+    this one asks what is installed, since a built package's own name is."""
     if not name.isascii() or not name.isidentifier():
         return f"'{name}' is not a Python package name (ASCII letters, digits and '_', not starting with a digit)"
     if keyword.iskeyword(name):
