@@ -8,7 +8,6 @@ import importlib.util
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -18,20 +17,6 @@ _spec = importlib.util.spec_from_file_location("vec_report", ROOT / "scripts" / 
 vec_report = importlib.util.module_from_spec(_spec)
 sys.modules["vec_report"] = vec_report  # its dataclasses look their module up
 _spec.loader.exec_module(vec_report)
-
-SPEC = """\
-op: {name}
-types: {{T: [float32, float64]}}
-inputs:
-  - {{name: x, dtype: T, shape: [n]}}
-  - {{name: y, dtype: T, shape: [n]}}
-outputs:
-  - {{name: out, dtype: T, shape: [n]}}
-launch: [n]
-fastmath: {fastmath}
-kernel: |
-  out[i] = {body};
-"""
 
 BODIES = {
     "clamp": "fmin(fmax(x[i], y[i]), (T)1)",
@@ -48,20 +33,7 @@ def test_fastmath_keeps_every_loop_that_vectorises_without_it(tmp_path, form):
     gen = os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen"))
     if not os.path.exists(gen):
         pytest.skip("opspec-gen not built")
-    specs = []
-    for key, body in BODIES.items():
-        for fastmath in ("false", "true"):
-            name = f"{key}_{'fm' if fastmath == 'true' else 'plain'}"
-            path = tmp_path / f"{name}.yaml"
-            path.write_text(SPEC.format(name=name, fastmath=fastmath, body=body))
-            specs.append(str(path))
-    subprocess.run([gen, "--quiet", "--out", str(tmp_path / "gen"), *specs], check=True)
-    includes = [str(ROOT / "runtime" / "include"), str(tmp_path / "gen"), vec_report.xla_include()]
-    vectorized = {}
-    for source in sorted((tmp_path / "gen" / "ops").glob("*_cpu.c")):
-        for loop in vec_report.report(source, "gcc", includes, [], form):
-            if loop.required:
-                vectorized[(loop.op, loop.dtype)] = loop.vectorized
+    vectorized = vec_report.report_bodies(BODIES, gen, tmp_path, form)
     assert len(vectorized) == 4 * len(BODIES), vectorized
     lost = [
         f"{key} {dtype}"

@@ -7,7 +7,6 @@ import importlib.util
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -17,20 +16,6 @@ _spec = importlib.util.spec_from_file_location("vec_report", ROOT / "scripts" / 
 vec_report = importlib.util.module_from_spec(_spec)
 sys.modules["vec_report"] = vec_report  # its dataclasses look their module up
 _spec.loader.exec_module(vec_report)
-
-SPEC = """\
-op: {name}
-types: {{T: [float32, float64]}}
-inputs:
-  - {{name: x, dtype: T, shape: [n]}}
-  - {{name: y, dtype: T, shape: [n]}}
-outputs:
-  - {{name: out, dtype: T, shape: [n]}}
-launch: [n]
-fastmath: {fastmath}
-kernel: |
-  out[i] = {body};
-"""
 
 BODIES = {
     "exp": "exp(x[i])",
@@ -54,21 +39,8 @@ def test_every_math_function_vectorises(tmp_path, form):
     gen = os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen"))
     if not os.path.exists(gen):
         pytest.skip("opspec-gen not built")
-    specs = []
-    for key, body in BODIES.items():
-        for fastmath in ("false", "true"):
-            name = f"m_{key}_{'fm' if fastmath == 'true' else 'plain'}"
-            path = tmp_path / f"{name}.yaml"
-            path.write_text(SPEC.format(name=name, fastmath=fastmath, body=body))
-            specs.append(str(path))
-    subprocess.run([gen, "--quiet", "--out", str(tmp_path / "gen"), *specs], check=True)
-    includes = [str(ROOT / "runtime" / "include"), str(tmp_path / "gen"), vec_report.xla_include()]
-    vectorized = {}
-    for source in sorted((tmp_path / "gen" / "ops").glob("*_cpu.c")):
-        for loop in vec_report.report(source, "gcc", includes, [], form):
-            if loop.required:
-                vectorized[(loop.op, loop.dtype)] = loop.vectorized
+    vectorized = vec_report.report_bodies(BODIES, gen, tmp_path, form)
     assert len(vectorized) == 4 * len(BODIES), vectorized
     scalar = sorted(f"{op} {dtype}" for (op, dtype), done in vectorized.items() if not done)
-    expected = sorted(f"m_{key}_{fm} float64" for key in SCALAR_DOUBLE for fm in ("fm", "plain"))
+    expected = sorted(f"{key}_{fm} float64" for key in SCALAR_DOUBLE for fm in ("fm", "plain"))
     assert scalar == expected, f"{form}: scalar loops {scalar}, expected only {expected}"
