@@ -41,7 +41,8 @@ bool og_parse_int64(const char *text, int64_t *out) {
  * of a flow sequence. Says so once, at the first piece, with the expression to quote, and
  * returns true for every piece. */
 bool og_cut_at_comma(const og_ynode *n, const char *what, og_diag *d) {
-  if (n->style != OG_YS_PLAIN || !n->loc.src) return false;
+  /* Any node may come here (a launch list's items are not yet known to be scalars). */
+  if (n->kind != OG_Y_SCALAR || n->style != OG_YS_PLAIN || !n->text || !n->loc.src) return false;
   int depth = 0;
   for (const char *c = n->text; *c; ++c) depth += (*c == '(') - (*c == ')');
   if (depth == 0) return false;
