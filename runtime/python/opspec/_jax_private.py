@@ -135,4 +135,6 @@ def mesh_sharding(sharding: Any, mesh: Any, ndim: int) -> Any:
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec, *(None,) * (ndim - len(spec))))
 
 
-CAN_DECODE = _parse_flatten_op_sharding is not None
+# Decoded here from jax 0.10 on, where it ran; before, custom_partitioning decodes as it
+# always did (the matrix's jax 0.5.3 and 0.8.3 gathered every input the other way).
+CAN_DECODE = _parse_flatten_op_sharding is not None and tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 10)
