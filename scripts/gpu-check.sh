@@ -20,7 +20,7 @@
 #
 # A lent machine gives a session about 15 minutes in all, so the steps run in order of what
 # only a GPU can show (GPU tests, benchmark, compute-sanitizer) and each has a time limit
-# (seconds: GPU_TESTS_S, BENCH_S, MEMCHECK_S, CPU_TESTS_S); a step that runs out says so and
+# (seconds: GPU_TESTS_S, BENCH_S, PROFILE_S, MEMCHECK_S, CPU_TESTS_S); a step that runs out says so and
 # the next one starts. The CPU tests, which CI also runs, come last, spread over the
 # machine's cores where pytest-xdist is installed, and get at most what is left of
 # BUDGET_S (the whole script's seconds, when set).
@@ -122,6 +122,17 @@ if [ -f bench/bench_gpu.py ]; then
   echo "== GPU benchmark"
   run_step "${BENCH_S:-120}" bench-gpu.log "$PY" bench/bench_gpu.py --out "$OUT"
   tail -30 "$OUT/bench-gpu.log"
+fi
+
+# Where each call's time goes: the kernels' own time against the calls' (Nsight Systems,
+# where the image has it), at one size, opspec's kernels beside XLA's fusions.
+nsys_bin=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2> /dev/null | head -1)
+if [ -f bench/bench_gpu.py ] && [ -n "$nsys_bin" ]; then
+  echo "== kernel times (nsys, n=16e6)"
+  run_step "${PROFILE_S:-90}" nsys.log "$nsys_bin" profile --force-overwrite true -o /tmp/opspec-bench-gpu -t cuda \
+    --stats=true "$PY" bench/bench_gpu.py --out "$OUT" --sizes 16000000
+  grep -E -A30 "cuda_gpu_kern_sum|CUDA Kernel Statistics" "$OUT/nsys.log" | head -40
+  grep -E -A14 "cuda_api_sum|CUDA API Statistics" "$OUT/nsys.log" | head -18
 fi
 
 echo "== compute-sanitizer memcheck"
