@@ -83,7 +83,7 @@ static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, co
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
-    .fingerprint = "f467f32f87d8fa5c",
+    .fingerprint = "54f82c00c8679d79",
     .args_size = sizeof(opspec_csr_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_csr_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_csr_matvec_outputs),

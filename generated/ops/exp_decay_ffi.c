@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "70d5e62a15451456",
+    .fingerprint = "fa0f26e921a0a807",
     .args_size = sizeof(opspec_exp_decay_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_decay_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_decay_outputs),

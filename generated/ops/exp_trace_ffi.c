@@ -30,7 +30,7 @@ static XLA_FFI_Error *opspec_exp_trace_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "f4e7d8d45f5413b2",
+    .fingerprint = "6ced7e1516cdc6bf",
     .args_size = sizeof(opspec_exp_trace_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_trace_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_trace_outputs),

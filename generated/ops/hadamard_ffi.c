@@ -31,7 +31,7 @@ static XLA_FFI_Error *opspec_hadamard_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
-    .fingerprint = "b682fbf98abac08d",
+    .fingerprint = "51494df4034ee624",
     .args_size = sizeof(opspec_hadamard_args),
     OPSPEC_DESC_TABLE(inputs, opspec_hadamard_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_hadamard_outputs),

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "fbe904ad5f8cc75e",
+    .fingerprint = "c8d9f5babe8eede9",
     .args_size = sizeof(opspec_leaky_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_leaky_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_leaky_relu_outputs),

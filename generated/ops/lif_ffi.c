@@ -34,7 +34,7 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "ec76a86c706b2b0e",
+    .fingerprint = "9e5c5ec85b094a1b",
     .args_size = sizeof(opspec_lif_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_outputs),

@@ -38,7 +38,7 @@ static XLA_FFI_Error *opspec_lif_surrogate_launch_sizes(XLA_FFI_CallFrame *cf, c
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "1afc1f7307dac1bc",
+    .fingerprint = "dbc63e36b43185ed",
     .args_size = sizeof(opspec_lif_surrogate_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_surrogate_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_surrogate_outputs),

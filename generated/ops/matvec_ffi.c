@@ -30,7 +30,7 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "9c45ccf6aae3dac9",
+    .fingerprint = "f53ef7bcb792d9c6",
     .args_size = sizeof(opspec_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_matvec_outputs),

@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/scale.h"
 
-/* scale, one thread per launch index. */
+/* scale, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
 template <typename T>
 static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
                                            const opspec_batch_grid<3> opspec_batch) {
@@ -19,9 +19,15 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 22 "generated/ops/scale_cuda.cu"
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
+    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+    OPSPEC_UNROLL
+    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+      if (i < n) {
 #include "ops/scale_body.inc"
+      }
+    }
   }
 }
 

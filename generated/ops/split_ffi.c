@@ -26,7 +26,7 @@ static XLA_FFI_Error *opspec_split_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
-    .fingerprint = "14e4acb2899bb82d",
+    .fingerprint = "e6828a3895489e12",
     .args_size = sizeof(opspec_split_args),
     OPSPEC_DESC_TABLE(inputs, opspec_split_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_split_outputs),

@@ -41,7 +41,7 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "9da0acf55db3a8ad",
+    .fingerprint = "6a54b45911146466",
     .args_size = sizeof(opspec_stdp_update_args),
     OPSPEC_DESC_TABLE(inputs, opspec_stdp_update_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_stdp_update_outputs),

@@ -130,7 +130,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="acda789370da1037",
+    fingerprint="02762a14ab646eda",
 )
 
 
@@ -213,7 +213,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="f467f32f87d8fa5c",
+    fingerprint="54f82c00c8679d79",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="8961b96a728bcca4",
+    fingerprint="034322b617207985",
 )
 
 
@@ -400,7 +400,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="70d5e62a15451456",
+    fingerprint="fa0f26e921a0a807",
 )
 
 
@@ -452,7 +452,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="f4e7d8d45f5413b2",
+    fingerprint="6ced7e1516cdc6bf",
 )
 
 
@@ -492,7 +492,7 @@ _op_gelu_tanh = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 9 * s["x_size"],
-    fingerprint="eb9c0e479b8fa2d3",
+    fingerprint="efbcecb53796163a",
 )
 
 
@@ -537,7 +537,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="b682fbf98abac08d",
+    fingerprint="51494df4034ee624",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="51000b6302f9759f",
+    fingerprint="ceef78267a108340",
 )
 
 
@@ -640,7 +640,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="fbe904ad5f8cc75e",
+    fingerprint="c8d9f5babe8eede9",
 )
 
 
@@ -679,7 +679,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="ec76a86c706b2b0e",
+    fingerprint="9e5c5ec85b094a1b",
 )
 
 
@@ -770,7 +770,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="1afc1f7307dac1bc",
+    fingerprint="dbc63e36b43185ed",
 )
 
 
@@ -828,7 +828,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="9c45ccf6aae3dac9",
+    fingerprint="f53ef7bcb792d9c6",
 )
 
 
@@ -942,7 +942,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="e036c25eee93cb90",
+    fingerprint="4467bc0cd6c4f769",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="2796e3445891591b",
+    fingerprint="ef5f964aaf4062b0",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="79dabfe4b473bc67",
+    fingerprint="00041c40e140cdd2",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="e675a71e651cb243",
+    fingerprint="7bfff2e7d4c94d90",
 )
 
 
@@ -1175,7 +1175,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="352751f73cb875b2",
+    fingerprint="93f54d5b0b203ff7",
 )
 
 
@@ -1211,7 +1211,7 @@ _op_silu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="8d111536f51f38ad",
+    fingerprint="0fe572df4dec583c",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="7cea4f1b323cae72",
+    fingerprint="82a44059bb70c45d",
 )
 
 
@@ -1284,7 +1284,7 @@ _op_softmax_cross_entropy = _Op(
     independent=("...",),
     bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
     flops=lambda s: 4 * s["logits_size"],
-    fingerprint="b7fe22451cb406ff",
+    fingerprint="519db33cfb47e0d8",
 )
 
 
@@ -1364,7 +1364,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="14e4acb2899bb82d",
+    fingerprint="e6828a3895489e12",
 )
 
 
@@ -1399,7 +1399,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="9da0acf55db3a8ad",
+    fingerprint="6a54b45911146466",
 )
 
 

@@ -282,8 +282,9 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
 /* ---- the CUDA kernels -------------------------------------------------------------- */
 
 /* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
- * last launch extent, which runs along x: one thread per index, and those past it return
- * (past it in one batch element, past it in all); `loops` {head (og_for_head's lines)}
+ * last launch extent, which runs along x, innermost (at `x_indent`): each thread takes
+ * OPSPEC_PORTABLE_X_PER_THREAD indices a block apart and skips those past the extent;
+ * `loops` {head (og_for_head's lines)}
  * for the others, which run along z and y, where a grid has at most 65535
  * blocks (opspec_launch_portable stops there): each thread loops over every index its
  * position covers. A body has no top-level return, break or continue (spec.md), so it
@@ -312,6 +313,7 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
   }
   og_map_set(kernel, "loops", loops);
   og_map_set_str(kernel, "close_indent", last ? indents[first + last - 1] : "");
+  og_map_set_str(kernel, "x_indent", indents[first + last]);
 }
 
 /* One `__global__` kernel as a record: its template parameters, head (og_wrap's lines), locals, the prologue, the index loops (with `launch`, the portable
@@ -525,7 +527,7 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   }
   if (!op->ncuda && op->kernel.present) {
     og_buf_printf(&fn, "opspec_%s_kernel", op->name);
-    og_buf_printf(&comment, "%s, one thread per launch index.", op->name);
+    og_buf_printf(&comment, "%s, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x.", op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
     og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));

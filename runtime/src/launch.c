@@ -29,6 +29,9 @@ void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const i
 void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
                             const int64_t *threads) {
   opspec_launch_auto(l, kernel, ndims, extents, threads, 0);
+  const int64_t x_extent = ndims > 0 ? extents[ndims - 1] : 0, x_block = l->block[0];
+  if (ndims > 0)
+    l->grid[0] = x_block > 0 && x_extent > 0 ? opspec_cdiv(x_extent, x_block * OPSPEC_PORTABLE_X_PER_THREAD) : 0;
   for (int axis = 1; axis < 3; ++axis)
     if (l->grid[axis] > 65535) l->grid[axis] = 65535;
 }

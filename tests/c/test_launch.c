@@ -91,10 +91,11 @@ static void portable_kernel(void) {
   const opspec_op_desc op = {
       .name = "p", .ninputs = 3, .noutputs = 1, .outputs = outputs, .launch_ndims = 1, .cuda_batch_grid = true};
   const char *failed;
-  /* 1000 indices, 256 threads a block: 4 blocks; one element along z. */
-  OG_CHECK(run(&launch, &op, 2, 1000, NULL, &failed) == 0);
+  /* 5000 indices, 256 threads a block, each thread OPSPEC_PORTABLE_X_PER_THREAD (4) of
+   * them: 5 blocks; one element along z. */
+  OG_CHECK(run(&launch, &op, 2, 5000, NULL, &failed) == 0);
   OG_CHECK(seen.count == 1 && seen.kernel[0] == 2 && seen.ninputs[0] == 3 && seen.batch[0] == NULL);
-  OG_CHECK(seen.cfg[0].grid[0] == 4 && seen.cfg[0].block[0] == 256 && seen.cfg[0].grid[2] == 1);
+  OG_CHECK(seen.cfg[0].grid[0] == 5 && seen.cfg[0].block[0] == 256 && seen.cfg[0].grid[2] == 1);
   OG_CHECK_STR(seen.cfg[0].kernel, "kernel");
   OG_CHECK(seen.zeroed == 0);
   /* A natively batched call of 7 elements: along z, handed to the kernel's start. */

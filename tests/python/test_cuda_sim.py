@@ -49,9 +49,10 @@ def test_seed_launch_configurations_as_launched(rng):
     jax.block_until_ready(opspec.ops.spike_reset(V, V_th, V_rest, backend="cuda_sim"))
     launched = opspec.cuda_sim_launches()
     assert [(r["grid"], r["block"], r["shared_mem"]) for r in launched] == [
-        ((4, 1, 1), (256, 1, 1), 0),  # relu: launch [x_size], 256 threads: the seed's grid=4, block=256
-        ((8, 1, 1), (128, 1, 1), 0),  # sigmoid: threads_per_block [128]
-        ((4, 4, 1), (16, 16, 1), 0),  # hadamard: launch [m, n], 16 x 16, n along x
+        # relu: launch [x_size], 256 threads, 4 indices each along x (opspec/launch.h)
+        ((1, 1, 1), (256, 1, 1), 0),
+        ((2, 1, 1), (128, 1, 1), 0),  # sigmoid: threads_per_block [128]: 1024 / (128 * 4)
+        ((1, 4, 1), (16, 16, 1), 0),  # hadamard: launch [m, n], 16 x 16, n along x (16 * 4 a block)
         ((4, 1, 1), (256, 1, 1), 2048),  # block_sum: grid cdiv(n, 256), block 256, 256 * 8 bytes
         ((2, 1, 1), (256, 1, 1), 0),  # abs_two_pass: square, then root
         ((2, 1, 1), (256, 1, 1), 0),

@@ -31,8 +31,21 @@ typedef struct opspec_launch {
  * last runs along x). `threads` NULL: 256 for 1-D, 16x16 for 2-D, 8x8x4 for 3-D. */
 void opspec_launch_auto(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents, const int64_t *threads,
                         int64_t shared_mem);
-/* The portable kernel's: as opspec_launch_auto, but at most 65535 blocks along y and z
- * (CUDA's limit there), since its kernel loops over the indices past them. */
+/* Launch indices along x per thread of the portable kernel, a block apart: a thread with
+ * one index keeps one load in flight and an element-wise kernel reaches about two thirds
+ * of an H100's memory bandwidth (docs/notes.md, "On a real GPU"); with four, the loads
+ * of all four are issued before the first is used. */
+#define OPSPEC_PORTABLE_X_PER_THREAD 4
+/* nvcc unrolls that loop; the CUDA simulator's host compiler has no such pragma. */
+#ifdef __CUDACC__
+#define OPSPEC_UNROLL _Pragma("unroll")
+#else
+#define OPSPEC_UNROLL
+#endif
+
+/* The portable kernel's: as opspec_launch_auto, but a block covers
+ * OPSPEC_PORTABLE_X_PER_THREAD times its threads along x, and at most 65535 blocks along
+ * y and z (CUDA's limit there), since its kernel loops over the indices past them. */
 void opspec_launch_portable(opspec_launch *l, const char *kernel, int ndims, const int64_t *extents,
                             const int64_t *threads);
 /* Puts the `count` elements of a natively batched call along z of a portable kernel's

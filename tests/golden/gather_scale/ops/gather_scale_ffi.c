@@ -62,7 +62,7 @@ static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
-    .fingerprint = "e020cb329e1b17d9",
+    .fingerprint = "0f88d71633503edc",
     .args_size = sizeof(opspec_gather_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_gather_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_gather_scale_outputs),

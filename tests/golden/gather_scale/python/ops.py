@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="e020cb329e1b17d9",
+    fingerprint="0f88d71633503edc",
 )
 
 
