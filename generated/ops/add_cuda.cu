@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/add.h"
 
-/* add, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* add: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_add_kernel(const opspec_add_args opspec_args, const opspec_batch_grid<3> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
@@ -14,10 +14,8 @@ static __global__ void opspec_add_kernel(const opspec_add_args opspec_args, cons
     const int64_t x_size = opspec_args.x.size;
     const T *OPSPEC_RESTRICT y = (const T *)opspec_batch_at(opspec_args.y.data, opspec_batch, 1, opspec_b);
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < x_size) {
 #include "ops/add_body.inc"

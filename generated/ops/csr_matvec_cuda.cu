@@ -9,7 +9,7 @@
  * bad position (docs/spec.md). */
 #define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
 
-/* csr_matvec, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* csr_matvec: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_csr_matvec_kernel(const opspec_csr_matvec_args opspec_args,
                                                 const opspec_batch_grid<5> opspec_batch) {
@@ -26,10 +26,8 @@ static __global__ void opspec_csr_matvec_kernel(const opspec_csr_matvec_args ops
     const int64_t nnz = opspec_args.nnz;
     const int64_t rows_p1 = opspec_args.rows_p1;
     const int64_t n = opspec_args.n;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < rows_p1 - 1) {
 #include "ops/csr_matvec_body.inc"

@@ -9,7 +9,7 @@
  * bad position (docs/spec.md). */
 #define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
 
-/* embedding_bag, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* embedding_bag: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_embedding_bag_kernel(const opspec_embedding_bag_args opspec_args,
                                                    const opspec_batch_grid<3> opspec_batch) {
@@ -24,10 +24,8 @@ static __global__ void opspec_embedding_bag_kernel(const opspec_embedding_bag_ar
     const int64_t dim = opspec_args.dim;
     const int64_t bags = opspec_args.bags;
     const int64_t bag_size = opspec_args.bag_size;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < bags) {
 #include "ops/embedding_bag_body.inc"

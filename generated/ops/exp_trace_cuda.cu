@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/exp_trace.h"
 
-/* exp_trace, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* exp_trace: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_exp_trace_kernel(const opspec_exp_trace_args opspec_args,
                                                const opspec_batch_grid<4> opspec_batch) {
@@ -20,10 +20,8 @@ static __global__ void opspec_exp_trace_kernel(const opspec_exp_trace_args opspe
 #line 21 "specs/exp_trace.yaml"
   const T decay = exp(-tau_inv[0]);
 #line 23 "generated/ops/exp_trace_cuda.cu"
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < n) {
 #include "ops/exp_trace_body.inc"

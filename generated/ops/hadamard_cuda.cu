@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/hadamard.h"
 
-/* hadamard, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* hadamard: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_hadamard_kernel(const opspec_hadamard_args opspec_args,
                                               const opspec_batch_grid<3> opspec_batch) {
@@ -18,10 +18,8 @@ static __global__ void opspec_hadamard_kernel(const opspec_hadamard_args opspec_
     const int64_t n = opspec_args.n;
     /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
     for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < m; i += (int64_t)gridDim.y * blockDim.y) {
-      /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
       const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-      OPSPEC_UNROLL
-      for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
         const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
         if (j < n) {
 #include "ops/hadamard_body.inc"

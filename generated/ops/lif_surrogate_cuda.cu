@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/lif_surrogate.h"
 
-/* lif_surrogate, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* lif_surrogate: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_args opspec_args,
                                                    const opspec_batch_grid<8> opspec_batch) {
@@ -27,10 +27,8 @@ static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_ar
   const T rest = V_rest[0];
   const T step = dt[0];
 #line 30 "generated/ops/lif_surrogate_cuda.cu"
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < n) {
 #include "ops/lif_surrogate_body.inc"

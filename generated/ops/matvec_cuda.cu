@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/matvec.h"
 
-/* matvec, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* matvec: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_matvec_kernel(const opspec_matvec_args opspec_args,
                                             const opspec_batch_grid<3> opspec_batch) {
@@ -16,10 +16,8 @@ static __global__ void opspec_matvec_kernel(const opspec_matvec_args opspec_args
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
     const int64_t rows = opspec_args.rows;
     const int64_t cols = opspec_args.cols;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < rows) {
 #include "ops/matvec_body.inc"

@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/rms_norm.h"
 
-/* rms_norm, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* rms_norm: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_rms_norm_kernel(const opspec_rms_norm_args opspec_args,
                                               const opspec_batch_grid<3> opspec_batch) {
@@ -17,10 +17,8 @@ static __global__ void opspec_rms_norm_kernel(const opspec_rms_norm_args opspec_
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
     const int64_t n = opspec_args.n;
     const double eps = opspec_args.eps;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < x_size / opspec_max(n, 1)) {
 #include "ops/rms_norm_body.inc"

@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/rope.h"
 
-/* rope, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* rope: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_rope_kernel(const opspec_rope_args opspec_args, const opspec_batch_grid<4> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
@@ -22,10 +22,8 @@ static __global__ void opspec_rope_kernel(const opspec_rope_args opspec_args, co
     /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
     for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1);
          i += (int64_t)gridDim.y * blockDim.y) {
-      /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
       const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-      OPSPEC_UNROLL
-      for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
         const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
         if (j < half) {
 #include "ops/rope_body.inc"

@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/scale.h"
 
-/* scale, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* scale: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
                                            const opspec_batch_grid<3> opspec_batch) {
@@ -19,10 +19,8 @@ static __global__ void opspec_scale_kernel(const opspec_scale_args opspec_args,
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
 #line 22 "generated/ops/scale_cuda.cu"
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < n) {
 #include "ops/scale_body.inc"

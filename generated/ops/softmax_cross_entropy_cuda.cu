@@ -9,7 +9,7 @@
  * bad position (docs/spec.md). */
 #define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
 
-/* softmax_cross_entropy, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* softmax_cross_entropy: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_softmax_cross_entropy_kernel(const opspec_softmax_cross_entropy_args opspec_args,
                                                            const opspec_batch_grid<3> opspec_batch) {
@@ -22,10 +22,8 @@ static __global__ void opspec_softmax_cross_entropy_kernel(const opspec_softmax_
     const int64_t labels_size = opspec_args.labels.size;
     T *OPSPEC_RESTRICT loss = (T *)opspec_batch_at(opspec_args.loss.data, opspec_batch, 2, opspec_b);
     const int64_t classes = opspec_args.classes;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < labels_size) {
 #include "ops/softmax_cross_entropy_body.inc"

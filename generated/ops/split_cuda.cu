@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/split.h"
 
-/* split, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* split: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_split_kernel(const opspec_split_args opspec_args,
                                            const opspec_batch_grid<3> opspec_batch) {
@@ -15,10 +15,8 @@ static __global__ void opspec_split_kernel(const opspec_split_args opspec_args,
     const int64_t x_size = opspec_args.x.size;
     T *OPSPEC_RESTRICT pos = (T *)opspec_batch_at(opspec_args.pos.data, opspec_batch, 1, opspec_b);
     T *OPSPEC_RESTRICT neg = (T *)opspec_batch_at(opspec_args.neg.data, opspec_batch, 2, opspec_b);
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < x_size) {
 #include "ops/split_body.inc"

@@ -143,7 +143,7 @@ def add(
     """Element-wise sum: out = x + y, for arrays of any (equal) shape.
 
     The portable kernel runs once per element; on CPU the loop goes parallel above the
-    parallel threshold, on GPU it is one thread per element.
+    parallel threshold, on GPU each thread takes a few elements.
     """
     return _call(_op_add, (x, y), {}, backend)
 

@@ -4,7 +4,7 @@
 #include "opspec/math.h"
 #include "ops/gather_scale.h"
 
-/* gather_scale, OPSPEC_PORTABLE_X_PER_THREAD launch indices per thread along x. */
+/* gather_scale: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
 static __global__ void opspec_gather_scale_kernel(const opspec_gather_scale_args opspec_args,
                                                   const opspec_batch_grid<3> opspec_batch) {
@@ -17,10 +17,8 @@ static __global__ void opspec_gather_scale_kernel(const opspec_gather_scale_args
     T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
     const int64_t m = opspec_args.m;
     const double scale = opspec_args.scale;
-    /* Along x a thread takes OPSPEC_PORTABLE_X_PER_THREAD indices a block apart (opspec/launch.h). */
     const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL
-    for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
       const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
       if (i < m) {
 #include "ops/gather_scale_body.inc"
