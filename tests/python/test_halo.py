@@ -55,7 +55,10 @@ def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_
     assert r.stdout.strip().endswith("0 failures")
 
 
-@pytest.mark.parametrize("name", ["stencil3", "laplace5", "causal3", "anticausal3", "smooth_edges", "diff_energy"])
+@pytest.mark.parametrize(
+    "name",
+    ["stencil3", "laplace5", "causal3", "anticausal3", "smooth_edges", "diff_energy", "causal3_linear", "upwind2"],
+)
 def test_check_op_passes_true_declarations(halos_package, name):
     import halos
 
@@ -144,3 +147,27 @@ def test_two_processes_exchange_edges_over_gloo(rng, halos_package):
     text = "\n".join(outputs)
     assert all(p.returncode == 0 for p in procs), text
     assert text.count("equal True, all-gather False, collective-permute True") == 6, text
+
+
+def test_an_empty_input_is_not_said_to_be_gathered(halos_package):
+    """A halo dim of extent 0 is not split (there is no block to exchange edges of), but
+    gathering an input with no elements moves nothing: no ShardingWarning reason for it,
+    where a 4-element one over 4 devices with radius 2 really is gathered and says why."""
+    from types import SimpleNamespace
+
+    import halos
+    from jax.sharding import PartitionSpec as P
+
+    from opspec import _sharding
+
+    op = halos.ops._op_causal3
+    sharded = SimpleNamespace(spec=P("d"), mesh=SimpleNamespace(shape={"d": 4}))
+    reasons = {}
+    for n in (0, 4):
+        r = _sharding.rule(op, [(n,)], [(n,)], 0, (0,), 4, (4,))
+        reasons[n] = _sharding.gathers(op, r, [sharded], _sharding.axes_of(r, [sharded]))
+    assert reasons[0] == []
+    assert (
+        len(reasons[4]) == 1
+        and "its halo (radius 2) is wider than a block of it (4 over 4 devices gives 1)" in reasons[4][0]
+    )
