@@ -165,6 +165,7 @@ def check_grad(label: str, f, jnp_f, x: np.ndarray, mesh, spec: P) -> None:
 x = data((32,), np.float64)
 check_grad("derived grad causal3", halos.ops.causal3_linear, jnp_causal3, x, line, P("d"))
 check_grad("derived grad causal3 over 2x2", halos.ops.causal3_linear, jnp_causal3, x, square, P(("a", "b")))
+check_grad("derived grad causal3 explicit", halos.ops.causal3_linear, jnp_causal3, x, explicit, P("d"))
 x = data((16, 12), np.float64)
 check_grad("derived grad upwind2 rows", halos.ops.upwind2, jnp_upwind2, x, line, P("d", None))
 check_grad("derived grad upwind2 columns", halos.ops.upwind2, jnp_upwind2, x, line, P(None, "d"))

@@ -146,7 +146,7 @@ def test_two_processes_exchange_edges_over_gloo(rng, halos_package):
                 p.communicate()
     text = "\n".join(outputs)
     assert all(p.returncode == 0 for p in procs), text
-    assert text.count("equal True, all-gather False, collective-permute True") == 6, text
+    assert text.count("equal True, all-gather False, collective-permute True") == 8, text
 
 
 def test_an_empty_input_is_not_said_to_be_gathered(halos_package):
