@@ -171,3 +171,25 @@ def test_an_empty_input_is_not_said_to_be_gathered(halos_package):
         len(reasons[4]) == 1
         and "its halo (radius 2) is wider than a block of it (4 over 4 devices gives 1)" in reasons[4][0]
     )
+
+
+def test_derived_transpose_composes_with_vmap_and_with_derivatives(halos_package, rng):
+    """`linear: halo` on one device: vmap of grad and grad of vmap of the derived
+    transpose equal NumPy's A^T A x (causal3's transpose is anticausal3), and
+    with_derivatives tries `{"linear": "halo"}` on an op that names its transpose."""
+    import halos
+    import jax
+    from halo_ops import reference
+
+    from opspec.testing import with_derivatives
+
+    xs = rng.standard_normal((3, 17))
+    want = np.stack([reference("anticausal3", reference("causal3", x)) for x in xs])
+    trial = with_derivatives(halos.ops.causal3, x={"linear": "halo"})
+    for op in (halos.ops.causal3_linear, trial):
+        loss = lambda x, _op=op: 0.5 * (_op(x) ** 2).sum()  # noqa: E731
+        np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(loss))(xs)), want, rtol=1e-12, atol=1e-12)
+        batched = jax.grad(lambda xs, _op=op: 0.5 * (jax.vmap(_op)(xs) ** 2).sum())(xs)
+        np.testing.assert_allclose(np.asarray(batched), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="linear takes 'halo'"):
+        with_derivatives(halos.ops.causal3, x={"linear": "yes"})
