@@ -229,6 +229,16 @@ for label, x, spec in (("", np.zeros((0,)), P("d")), (" 8 x 0 columns", np.zeros
         failures.append(f"size 0{label}: shape {got.shape}")
     if caught:
         failures.append(f"size 0{label}: warned {[str(w.message) for w in caught]}")
+# ... and its gradient under explicit sharding, outside any mesh context: the empty
+# cotangent is replicated and is resharded to the input's sharding.
+for name, op in (("causal3", halos.ops.causal3), ("causal3_linear", halos.ops.causal3_linear)):
+    grad = jax.jit(jax.grad(lambda x, _op=op: 0.5 * (_op(x) ** 2).sum()))
+    try:
+        got = grad(jax.device_put(np.zeros((0,)), NamedSharding(explicit, P("d"))))
+        if got.shape != (0,) or got.sharding.spec != P("d"):
+            failures.append(f"grad {name} size 0 explicit: shape {got.shape}, sharding {got.sharding.spec}")
+    except Exception as e:  # noqa: BLE001
+        failures.append(f"grad {name} size 0 explicit: {type(e).__name__}: {str(e)[:300]}")
 
 for f in failures:
     print(f)

@@ -239,7 +239,7 @@ def _typed(op: Op, what: str, t: Any, aval: Any) -> Any:
     if not explicit or getattr(have, "spec", None) == sharding.spec or not hasattr(jax.sharding, "reshard"):
         return t
     try:
-        return jax.sharding.reshard(t, sharding.spec)
+        return jax.sharding.reshard(t, sharding)  # a NamedSharding: a bare spec needs a mesh context
     except Exception as e:  # noqa: BLE001  (JAX's own would name neither op nor input)
         fail(
             op,
