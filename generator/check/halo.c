@@ -92,7 +92,10 @@ static bool og_halo_check_arrays(const og_op *op, const og_halo *h, bool outputs
   return true;
 }
 
+static void og_check_halo_derivatives(const og_op *op, og_diag *d);
+
 void og_check_halo(const og_op *op, og_diag *d) {
+  og_check_halo_derivatives(op, d);
   for (size_t k = 0; k < op->nhalo; ++k) {
     const og_halo *h = &op->halo[k];
     if (og_op_symbol(op, h->symbol) < 0) {
@@ -102,4 +105,58 @@ void og_check_halo(const og_op *op, og_diag *d) {
     if (og_halo_declared_elsewhere(op, h, d)) continue;
     if (og_halo_check_arrays(op, h, false, d)) og_halo_check_arrays(op, h, true, d);
   }
+}
+
+static bool og_halo_named(const og_op *op, const char *symbol) {
+  for (size_t k = 0; k < op->nhalo; ++k)
+    if (strcmp(op->halo[k].symbol, symbol) == 0) return true;
+  return false;
+}
+
+static bool og_independent_named(const og_op *op, const char *symbol) {
+  for (size_t k = 0; k < op->nindependent; ++k)
+    if (strcmp(op->independent[k].symbol, symbol) == 0) return true;
+  return false;
+}
+
+static bool og_same_dims(const og_array *a, const og_array *b) {
+  if (a->ndims != b->ndims) return false;
+  for (size_t j = 0; j < a->ndims; ++j)
+    if (strcmp(a->dims[j].text, b->dims[j].text) != 0) return false; /* an output's dims are expressions */
+  return true;
+}
+
+/* `linear: halo`: the runtime derives the transpose by calling the op on inputs that are
+ * one at every (before + after + 1)-th position along each halo symbol, which recovers
+ * every weight only where each dim of the input is a halo symbol (a band) or independent
+ * (a diagonal) and each output has the input's shape. */
+static void og_check_linear(const og_op *op, const og_derivative *dv, og_diag *d) {
+  const og_array *in = &op->inputs[dv->input];
+  if (op->nhalo == 0) {
+    og_diag_error(d, dv->loc, "'linear: halo' derives input '%s''s transpose from the op's halo:, and it declares none",
+                  in->name);
+    return;
+  }
+  for (size_t j = 0; j < in->ndims; ++j) {
+    const og_dim *dim = &in->dims[j];
+    if (dim->kind == OG_DIM_SYM && (og_halo_named(op, dim->name) || og_independent_named(op, dim->name))) continue;
+    og_diag_error(d, dv->loc,
+                  "'linear: halo' needs every dim of input '%s' to be a halo: or independent: symbol, and '%s' is "
+                  "neither (write its transpose as a formula instead)",
+                  in->name, dim->text);
+    return;
+  }
+  for (size_t i = 0; i < op->noutputs; ++i)
+    if (!og_same_dims(in, &op->outputs[i])) {
+      og_diag_error(d, dv->loc,
+                    "'linear: halo' needs output '%s' to have input '%s''s shape (write its transpose as a formula "
+                    "instead)",
+                    op->outputs[i].name, in->name);
+      return;
+    }
+}
+
+static void og_check_halo_derivatives(const og_op *op, og_diag *d) {
+  for (size_t k = 0; k < op->nderivs; ++k)
+    if (op->derivs[k].kind == OG_DERIV_LINEAR) og_check_linear(op, &op->derivs[k], d);
 }

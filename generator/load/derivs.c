@@ -134,9 +134,10 @@ void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
       og_diag_error(d, key->loc, "'%s' is not an input of op '%s'", key->text, op->name ? op->name : "?");
       continue;
     }
-    if (!og_want_kind(entry, OG_Y_MAP, "a derivative entry (elementwise:, jvp: or transpose:)", d)) continue;
+    if (!og_want_kind(entry, OG_Y_MAP, "a derivative entry (elementwise:, jvp:, transpose: or linear:)", d)) continue;
     if (entry->n != 1) {
-      og_diag_error(d, entry->loc, "input '%s' needs exactly one of elementwise:, jvp:, transpose:", key->text);
+      og_diag_error(d, entry->loc,
+                    "input '%s' needs exactly one of elementwise:, jvp:, transpose:, linear:", key->text);
       continue;
     }
     og_derivative *dv = &op->derivs[op->nderivs];
@@ -154,7 +155,11 @@ void og_load_derivatives(og_op *op, const og_ynode *n, og_diag *d) {
       continue;
     }
     ++op->nderivs;
-    if (dv->kind == OG_DERIV_TRANSPOSE) {
+    if (dv->kind == OG_DERIV_LINEAR) {
+      const og_ynode *v = entry->items[0];
+      if (v->kind != OG_Y_SCALAR || strcmp(v->text, "halo") != 0)
+        og_diag_error(d, v->loc, "'linear' takes 'halo' (the transpose is derived along the op's halo: symbols)");
+    } else if (dv->kind == OG_DERIV_TRANSPOSE) {
       dv->formulas = og_xcalloc(1, sizeof *dv->formulas);
       og_load_formula(&dv->formulas[dv->nformulas++], entry->items[0], -1, d);
     } else {

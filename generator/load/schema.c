@@ -68,7 +68,9 @@ static bool og_schema_table_value(og_buf *out, const char *key) {
         "{\"type\": \"object\", \"properties\": {\"let\": {\"type\": \"object\", "
         "\"additionalProperties\": {\"type\": [\"string\", \"number\"]}}}, \"additionalProperties\": {\"type\": "
         "\"object\", \"properties\": {");
-    for (int k = 0; k < OG_DERIV_NKINDS; ++k) og_buf_printf(out, "%s\"%s\": {}", k ? ", " : "", og_deriv_kind_names[k]);
+    for (int k = 0; k < OG_DERIV_NKINDS; ++k)
+      og_buf_printf(out, "%s\"%s\": %s", k ? ", " : "", og_deriv_kind_names[k],
+                    k == OG_DERIV_LINEAR ? "{\"const\": \"halo\"}" : "{}");
     og_buf_puts(out, "}, \"minProperties\": 1, \"maxProperties\": 1, \"additionalProperties\": false}}");
   } else {
     return false;

@@ -106,7 +106,16 @@ typedef enum og_vmap {
 extern const char *const og_vmap_names[OG_VMAP_NMETHODS];
 
 /* `derivatives:` (docs/gradients.md): how one input's tangent moves the outputs. */
-typedef enum og_deriv_kind { OG_DERIV_ELEMENTWISE, OG_DERIV_JVP, OG_DERIV_TRANSPOSE, OG_DERIV_NKINDS } og_deriv_kind;
+/* OG_DERIV_LINEAR (`linear: halo`): linear in the input, a stencil along its `halo:`
+ * symbols: the JVP is the op on the tangent and the transpose is derived from the op
+ * itself (runtime/python/opspec/_halo_transpose.py); no formula. */
+typedef enum og_deriv_kind {
+  OG_DERIV_ELEMENTWISE,
+  OG_DERIV_JVP,
+  OG_DERIV_TRANSPOSE,
+  OG_DERIV_LINEAR,
+  OG_DERIV_NKINDS
+} og_deriv_kind;
 
 extern const char *const og_deriv_kind_names[OG_DERIV_NKINDS];
 

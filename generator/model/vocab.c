@@ -26,6 +26,7 @@ const char *const og_deriv_kind_names[OG_DERIV_NKINDS] = {
     [OG_DERIV_ELEMENTWISE] = "elementwise",
     [OG_DERIV_JVP] = "jvp",
     [OG_DERIV_TRANSPOSE] = "transpose",
+    [OG_DERIV_LINEAR] = "linear",
 };
 
 void og_vocab_list(og_buf *out, const char *const *names, size_t n, const char *last_sep) {

@@ -120,6 +120,66 @@ for name, mirror in (("causal3", "anticausal3"), ("anticausal3", "causal3")):
     check(f"grad {name}", grad, x, line, P("d"), whole)
     check(f"jvp {name}", lambda x, _op=op: jax.jvp(_op, (x,), (x,))[1], x, line, P("d"), reference(name, x))
 
+# 3a. Derived transposes (`linear: halo`): the spec names no transposed op; the gradient
+# (the op on probes, then a window sum with the mirrored radius) stays sharded and equals
+# jnp's gradient of the same stencil.
+import jax.numpy as jnp  # noqa: E402
+
+
+def jnp_causal3(x):
+    p = jnp.pad(x, (2, 0))
+    return x + 2 * p[1:-1] + 3 * p[:-2]
+
+
+def jnp_upwind2(x):
+    right = jnp.pad(x, ((0, 0), (0, 1)))[:, 1:]
+    y = 2 * x - jnp.pad(x, ((1, 0), (0, 0)))[:-1] + 3 * right
+    return y.at[0].set(5 * x[0])
+
+
+def jnp_causal_conv(x, w):
+    p = jnp.pad(x, ((3, 0), (0, 0)))
+    return sum(w[d] * p[3 - d : 3 - d + x.shape[0]] for d in range(4))
+
+
+def check_grad(label: str, f, jnp_f, x: np.ndarray, mesh, spec: P) -> None:
+    """jax.grad of 0.5 * sum(f(x)^2) with x sharded as `spec`: equal to jnp's gradient of
+    jnp_f to float64 rounding, with collective-permutes and no all-gather in its HLO."""
+    grad = jax.jit(jax.grad(lambda x: 0.5 * (f(x) ** 2).sum()))
+    want = np.asarray(jax.jit(jax.grad(lambda x: 0.5 * (jnp_f(x) ** 2).sum()))(x))
+    placed = jax.device_put(x, NamedSharding(mesh, spec))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = grad(placed)
+        hlo = grad.lower(placed).compile().as_text()
+    if not np.allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12):
+        failures.append(f"{label}: differs from jnp's gradient by {np.abs(np.asarray(got) - want).max()}")
+    if "all-gather" in hlo or "collective-permute" not in hlo:
+        failures.append(f"{label}: the gradient's HLO gathers, or exchanges no edges")
+    if got.sharding.is_fully_replicated:
+        failures.append(f"{label}: the gradient is replicated")
+    if caught:
+        failures.append(f"{label}: warned {[str(w.message) for w in caught]}")
+
+
+x = data((32,), np.float64)
+check_grad("derived grad causal3", halos.ops.causal3_linear, jnp_causal3, x, line, P("d"))
+check_grad("derived grad causal3 over 2x2", halos.ops.causal3_linear, jnp_causal3, x, square, P(("a", "b")))
+check_grad("derived grad causal3 explicit", halos.ops.causal3_linear, jnp_causal3, x, explicit, P("d"))
+x = data((16, 12), np.float64)
+check_grad("derived grad upwind2 rows", halos.ops.upwind2, jnp_upwind2, x, line, P("d", None))
+check_grad("derived grad upwind2 columns", halos.ops.upwind2, jnp_upwind2, x, line, P(None, "d"))
+check_grad("derived grad upwind2 2x2", halos.ops.upwind2, jnp_upwind2, x, square, P("a", "b"))
+x = data((16, 12), np.float64)
+check(
+    "derived jvp upwind2 2x2",
+    lambda x: jax.jvp(halos.ops.upwind2, (x,), (x,))[1],
+    x,
+    square,
+    P("a", "b"),
+    reference("upwind2", x),
+)
+
 # 4. Gathered, with a warning: an extent 4 does not divide, and blocks narrower than the radius.
 x = data((30,), np.int32)  # sharded inside jit: device_put cannot place 30 over 4
 in_jit = jax.sharding.NamedSharding(line, P("d"))
@@ -155,12 +215,30 @@ for d in range(4):
     conv[d:] += w[d] * x[: 32 - d]
 for label, mesh, spec in (("t", line, P("d", None)), ("t and c", square, P("a", "b"))):
     check(f"causal_conv along {label}", lambda x, _w=w: stencils.ops.causal_conv(x, _w), x, mesh, spec, conv)
+    conv_f = lambda x, _w=w: stencils.ops.causal_conv(x, _w)  # noqa: E731
+    jnp_f = lambda x, _w=w: jnp_causal_conv(x, _w)  # noqa: E731
+    check_grad(f"derived grad causal_conv along {label}", conv_f, jnp_f, x, mesh, spec)
 
-# 6. Size 0.
-x = np.zeros((0,), np.float64)
-got = jax.jit(halos.ops.stencil3)(jax.device_put(x, NamedSharding(line, P("d"))))
-if got.shape != (0,):
-    failures.append(f"stencil3 size 0: shape {got.shape}")
+# 6. Size 0: nothing to exchange and nothing gathered, so no warning.
+for label, x, spec in (("", np.zeros((0,)), P("d")), (" 8 x 0 columns", np.zeros((8, 0)), P(None, "d"))):
+    f = halos.ops.stencil3 if x.ndim == 1 else halos.ops.laplace5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = jax.jit(f)(jax.device_put(x, NamedSharding(line, spec)))
+    if got.shape != x.shape:
+        failures.append(f"size 0{label}: shape {got.shape}")
+    if caught:
+        failures.append(f"size 0{label}: warned {[str(w.message) for w in caught]}")
+# ... and its gradient under explicit sharding, outside any mesh context: the empty
+# cotangent is replicated and is resharded to the input's sharding.
+for name, op in (("causal3", halos.ops.causal3), ("causal3_linear", halos.ops.causal3_linear)):
+    grad = jax.jit(jax.grad(lambda x, _op=op: 0.5 * (_op(x) ** 2).sum()))
+    try:
+        got = grad(jax.device_put(np.zeros((0,)), NamedSharding(explicit, P("d"))))
+        if got.shape != (0,) or got.sharding.spec != P("d"):
+            failures.append(f"grad {name} size 0 explicit: shape {got.shape}, sharding {got.sharding.spec}")
+    except Exception as e:  # noqa: BLE001
+        failures.append(f"grad {name} size 0 explicit: {type(e).__name__}: {str(e)[:300]}")
 
 for f in failures:
     print(f)

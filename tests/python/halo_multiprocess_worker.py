@@ -47,6 +47,20 @@ def main() -> int:
         print(f"process {pid}: {name}: equal {same}, all-gather {gathers}, collective-permute {permutes}", flush=True)
         if not same or gathers or not permutes:
             failures.append(name)
+    # A derived transpose (`linear: halo`) across the processes: jax.grad stays sharded.
+    value = rng.standard_normal(32)
+    x = jax.make_array_from_callback(value.shape, NamedSharding(mesh, P("d")), lambda index, v=value: v[index])
+    grad = jax.jit(jax.grad(lambda x: 0.5 * (halos.ops.causal3_linear(x) ** 2).sum()))
+    hlo = grad.lower(x).compile().as_text()
+    got = np.asarray(process_allgather(grad(x), tiled=True))
+    same = np.allclose(got, reference("anticausal3", reference("causal3", value)), rtol=1e-12, atol=1e-12)
+    gathers, permutes = "all-gather" in hlo, "collective-permute" in hlo
+    print(
+        f"process {pid}: grad causal3_linear: equal {same}, all-gather {gathers}, collective-permute {permutes}",
+        flush=True,
+    )
+    if not same or gathers or not permutes:
+        failures.append("grad causal3_linear")
     jax.distributed.shutdown()
     return 1 if failures else 0
 

@@ -1,7 +1,8 @@
 """Test-only stencils that declare `halo:` (docs/spec.md, "halo"), each with a boundary
 branch of its own, written as a new user would: a 1-D 3-point stencil, a 2-D 5-point
-Laplacian, a causal filter (radius [2, 0]) with its transpose (radius [0, 2]), and a 1-D stencil whose edges are copied, not
-zero-padded. `build(folder)` builds them once into the package `halos` (CMake, CUDA OFF:
+Laplacian, a causal filter (radius [2, 0]) with its transpose (radius [0, 2]), a 1-D
+stencil whose edges are copied, not zero-padded, and two linear stencils whose transposes
+opspec derives (`linear: halo`). `build(folder)` builds them once into the package `halos` (CMake, CUDA OFF:
 builds.py) and returns the folder to put on sys.path / PYTHONPATH (`build_example`:
 examples/stencils as the package `stencils`); `reference` gives
 their NumPy results."""
@@ -116,6 +117,46 @@ SPECS = {
         halo: {n: [1, 0]}
         reduce: {c: sum}
         """,
+    # Linear stencils whose transposes opspec derives (`linear: halo`): the causal filter
+    # again, and a 2-D one-sided stencil with weights of its own on the edges.
+    "causal3_linear": """\
+        op: causal3_linear
+        doc: causal3, its transpose derived from the op.
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [n]}
+        outputs:
+          - {name: y, dtype: T, shape: [n]}
+        launch: [n]
+        kernel: |
+          T acc = x[i];
+          if (i >= 1) acc += 2 * x[i - 1];
+          if (i >= 2) acc += 3 * x[i - 2];
+          y[i] = acc;
+        halo: {n: [2, 0]}
+        derivatives:
+          x: {linear: halo}
+        """,
+    "upwind2": """\
+        op: upwind2
+        doc: "2-D one-sided, y[i, j] = 2 x[i, j] - x[i-1, j] + 3 x[i, j+1] inside; 5 x[i, j] on the first row."
+        types: {T: [float32, float64]}
+        inputs:
+          - {name: x, dtype: T, shape: [m, n]}
+        outputs:
+          - {name: y, dtype: T, shape: [m, n]}
+        launch: [m, n]
+        kernel: |
+          if (i == 0) {
+            y[i * n + j] = 5 * x[i * n + j];
+          } else {
+            const T right = j + 1 < n ? x[i * n + j + 1] : (T)0;
+            y[i * n + j] = 2 * x[i * n + j] - x[(i - 1) * n + j] + 3 * right;
+          }
+        halo: {m: [1, 0], n: [0, 1]}
+        derivatives:
+          x: {linear: halo}
+        """,
     # Two false declarations, for check_op: a radius too small, and a body that reads its
     # absolute index (right on the whole array, wrong on a block).
     "stencil3_narrow": """\
@@ -186,6 +227,13 @@ def reference(name: str, x: np.ndarray) -> np.ndarray:
     if name == "anticausal3":
         p = np.pad(x, (0, 2))
         return x + 2 * p[1:-1] + 3 * p[2:]
+    if name == "causal3_linear":
+        return reference("causal3", x)
+    if name == "upwind2":
+        right = np.pad(x, ((0, 0), (0, 1)))[:, 1:]
+        y = 2 * x - np.pad(x, ((1, 0), (0, 0)))[:-1] + 3 * right
+        y[0] = 5 * x[0]
+        return y
     if name == "diff_energy":
         d = x - np.pad(x, ((1, 0), (0, 0)))[:-1]
         return (d * d).sum(axis=1)

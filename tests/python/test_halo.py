@@ -55,7 +55,10 @@ def test_sharded_stencils_exchange_edges_and_match(rng, halos_package, stencils_
     assert r.stdout.strip().endswith("0 failures")
 
 
-@pytest.mark.parametrize("name", ["stencil3", "laplace5", "causal3", "anticausal3", "smooth_edges", "diff_energy"])
+@pytest.mark.parametrize(
+    "name",
+    ["stencil3", "laplace5", "causal3", "anticausal3", "smooth_edges", "diff_energy", "causal3_linear", "upwind2"],
+)
 def test_check_op_passes_true_declarations(halos_package, name):
     import halos
 
@@ -143,4 +146,50 @@ def test_two_processes_exchange_edges_over_gloo(rng, halos_package):
                 p.communicate()
     text = "\n".join(outputs)
     assert all(p.returncode == 0 for p in procs), text
-    assert text.count("equal True, all-gather False, collective-permute True") == 6, text
+    assert text.count("equal True, all-gather False, collective-permute True") == 8, text
+
+
+def test_an_empty_input_is_not_said_to_be_gathered(halos_package):
+    """A halo dim of extent 0 is not split (there is no block to exchange edges of), but
+    gathering an input with no elements moves nothing: no ShardingWarning reason for it,
+    where a 4-element one over 4 devices with radius 2 really is gathered and says why."""
+    from types import SimpleNamespace
+
+    import halos
+    from jax.sharding import PartitionSpec as P
+
+    from opspec import _sharding
+
+    op = halos.ops._op_causal3
+    sharded = SimpleNamespace(spec=P("d"), mesh=SimpleNamespace(shape={"d": 4}))
+    reasons = {}
+    for n in (0, 4):
+        r = _sharding.rule(op, [(n,)], [(n,)], 0, (0,), 4, (4,))
+        reasons[n] = _sharding.gathers(op, r, [sharded], _sharding.axes_of(r, [sharded]))
+    assert reasons[0] == []
+    assert (
+        len(reasons[4]) == 1
+        and "its halo (radius 2) is wider than a block of it (4 over 4 devices gives 1)" in reasons[4][0]
+    )
+
+
+def test_derived_transpose_composes_with_vmap_and_with_derivatives(halos_package, rng):
+    """`linear: halo` on one device: vmap of grad and grad of vmap of the derived
+    transpose equal NumPy's A^T A x (causal3's transpose is anticausal3), and
+    with_derivatives tries `{"linear": "halo"}` on an op that names its transpose."""
+    import halos
+    import jax
+    from halo_ops import reference
+
+    from opspec.testing import with_derivatives
+
+    xs = rng.standard_normal((3, 17))
+    want = np.stack([reference("anticausal3", reference("causal3", x)) for x in xs])
+    trial = with_derivatives(halos.ops.causal3, x={"linear": "halo"})
+    for op in (halos.ops.causal3_linear, trial):
+        loss = lambda x, _op=op: 0.5 * (_op(x) ** 2).sum()  # noqa: E731
+        np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(loss))(xs)), want, rtol=1e-12, atol=1e-12)
+        batched = jax.grad(lambda xs, _op=op: 0.5 * (jax.vmap(_op)(xs) ** 2).sum())(xs)
+        np.testing.assert_allclose(np.asarray(batched), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="linear takes 'halo'"):
+        with_derivatives(halos.ops.causal3, x={"linear": "yes"})

@@ -6,7 +6,9 @@ For each input with a nonzero tangent, the spec says how it moves the outputs:
 - ``jvp``: out's tangent gains the formula, written in terms of ``<input>_dot``;
 - ``transpose``: the op is linear in the input, so its tangent is the op itself applied
   to ``<input>_dot``, and reverse mode uses the formula: the input's cotangent from the
-  outputs' cotangents ``<output>_bar``.
+  outputs' cotangents ``<output>_bar``;
+- ``linear`` (``linear: halo``): as ``transpose``, and the transpose is derived from the
+  op itself along its ``halo:`` (_halo_transpose.py), the mirrored radius.
 
 Formulas are jnp expressions and calls of ops, so what they compute is differentiable
 and batchable again: ``jax.hessian``, ``vmap(grad)`` and ``grad(vmap)`` compose. A
@@ -27,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from opspec import _halo_transpose
 from opspec._bind import bind, split_batch
 from opspec._jax_private import ShapedArray, Tracer, ad, tangent_zero
 from opspec._spec import Op, fail
@@ -205,7 +208,7 @@ def _jvp_one(
         elif d.kind == "jvp":
             for out in d.formulas:
                 _evaluate(op, spec.name, d, out, scope, lambda v, j=index[out]: add(j, v))
-        else:  # transpose: linear in this input, so its tangent is the op of the tangent
+        else:  # transpose, linear: linear in this input, so its tangent is the op of the tangent
             args = [t if other is spec else x for other, x in zip(op.inputs, primals)]
             for j, y in enumerate(p.bind(*args, op=op, attrs=attrs, kept=False, **params)):
                 add(j, y)
@@ -236,7 +239,7 @@ def _typed(op: Op, what: str, t: Any, aval: Any) -> Any:
     if not explicit or getattr(have, "spec", None) == sharding.spec or not hasattr(jax.sharding, "reshard"):
         return t
     try:
-        return jax.sharding.reshard(t, sharding.spec)
+        return jax.sharding.reshard(t, sharding)  # a NamedSharding: a bare spec needs a mesh context
     except Exception as e:  # noqa: BLE001  (JAX's own would name neither op nor input)
         fail(
             op,
@@ -249,8 +252,10 @@ def _typed(op: Op, what: str, t: Any, aval: Any) -> Any:
 def _transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
     op, batch_rank, batch_mask = params["op"], params["batch_rank"], params["batch_mask"]
     cts = [ad.instantiate_zeros(ct) for ct in cts]
+    one = dict(params, batch_rank=0, batch_mask=(0,) * len(op.inputs), kept=False)
+    call = lambda *xs: p.bind(*xs, **one)  # noqa: E731  (the op, unbatched: _halo_transpose)
     if batch_rank == 0:
-        return _transpose_one(op, params["attrs"], cts, list(args))
+        return _transpose_one(op, params["attrs"], cts, list(args), call)
     undefined = [i for i, x in enumerate(args) if ad.is_undefined_primal(x)]
     known = [i for i, x in enumerate(args) if not ad.is_undefined_primal(x)]
 
@@ -275,7 +280,7 @@ def _transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
             else:
                 _, core = split_batch(tuple(x.aval.shape), batch_mask[i])
                 full.append(ad.UndefinedPrimal(ShapedArray(core, x.aval.dtype)))
-        return [r for r in _transpose_one(op, params["attrs"], cts, full) if r is not None]
+        return [r for r in _transpose_one(op, params["attrs"], cts, full, call) if r is not None]
 
     fn = base
     for level in reversed(range(batch_rank)):
@@ -287,7 +292,7 @@ def _transpose(p: Any, cts: Sequence, *args: Any, **params: Any) -> list:
     return out
 
 
-def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
+def _transpose_one(op: Any, attrs: tuple, cts: list, args: list, call: Any) -> list:
     values: dict = {}
     for spec, x in zip(op.inputs, args):
         # An input being transposed has no value, only its shape and dtype.
@@ -299,11 +304,15 @@ def _transpose_one(op: Any, attrs: tuple, cts: list, args: list) -> list:
             out.append(None)
             continue
         d = op.derivatives.get(spec.name)
+        if d is not None and d.kind == "linear":  # derived from the op itself
+            out.append(_halo_transpose.derive(op, len(out), call, [values[s.name] for s in op.inputs], cts))
+            continue
         if d is None or d.kind != "transpose":
             fail(
                 op,
                 f"input '{spec.name}'",
-                "cannot be transposed: reverse mode needs a `transpose:` derivative for it (docs/gradients.md)",
+                "cannot be transposed: reverse mode needs a `transpose:` (or, for a stencil, `linear: halo`) "
+                "derivative for it (docs/gradients.md)",
             )
         aval = x.aval
 

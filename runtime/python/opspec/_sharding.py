@@ -308,7 +308,9 @@ def _warn(op: Op, key: tuple, message: str) -> None:
 def gathers(op: Op, r: Rule, shardings: Sequence, found: dict, reduce: bool = True) -> list:
     """Why each input dim that `shardings` shard is gathered before the call: every dim
     sharded over mesh axes of more than one device that `found` (the factors that stay
-    sharded, axes_of) does not keep on those axes."""
+    sharded, axes_of) does not keep on those axes. An input with no elements is left
+    out: gathering it moves nothing (a halo dim of extent 0 is not split, but there is no
+    block to be too narrow for its radius)."""
     out = []
     for spec, factors, sharding in zip(op.inputs, r.inputs, shardings):
         pspec = getattr(sharding, "spec", None)
@@ -317,7 +319,7 @@ def gathers(op: Op, r: Rule, shardings: Sequence, found: dict, reduce: bool = Tr
                 f"input '{spec.name}' is sharded over part of a mesh axis (jax's choice for an extent the "
                 "axis does not divide) but gathered before the call: the op is only handed whole mesh axes"
             )
-        if pspec is None:
+        if pspec is None or any(r.extents.get(f) == 0 for f in factors):
             continue
         mesh_shape = dict(getattr(getattr(sharding, "mesh", None), "shape", {}) or {})
         for dim, (f, axes) in enumerate(zip(factors, tuple(pspec))):

@@ -69,7 +69,9 @@ class Derivative:
     kind "elementwise": formulas[out] is d out / d input, element-wise;
     kind "jvp": formulas[out] is out's tangent from this input's tangent `<input>_dot`;
     kind "transpose": the op is linear in this input; formulas[input] is the input's
-    cotangent from the outputs' cotangents `<output>_bar`.
+    cotangent from the outputs' cotangents `<output>_bar`;
+    kind "linear" (`linear: halo`): linear in this input, a stencil along the op's `halo:`;
+    no formula: the transpose is derived from the op (_halo_transpose.py).
     Each formula takes the names it uses as keyword arguments. `where` maps a formula's
     key to where it was written ("specs/sigmoid.yaml:12"), for errors while JAX traces it."""
 

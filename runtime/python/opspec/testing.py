@@ -162,8 +162,15 @@ def with_derivatives(op: Any, **derivatives: Any) -> Callable:
         if not isinstance(entry, dict) or len(entry) != 1:
             raise TypeError(f"{record!r}: input '{input}': give one {{kind: formula}}, got {entry!r}")
         ((kind, formulas),) = entry.items()
+        if kind == "linear":  # `linear: halo`: no formula, the transpose is derived
+            if formulas != "halo" or not record.halo:
+                raise TypeError(
+                    f"{record!r}: input '{input}': linear takes 'halo', for an op with halo:, got {formulas!r}"
+                )
+            replaced[input] = Derivative("linear", {})
+            continue
         if kind not in ("elementwise", "jvp", "transpose"):
-            raise TypeError(f"{record!r}: input '{input}': kind {kind!r} is not elementwise, jvp or transpose")
+            raise TypeError(f"{record!r}: input '{input}': kind {kind!r} is not elementwise, jvp, transpose or linear")
         if isinstance(formulas, str):
             if kind != "transpose" and len(outputs) != 1:
                 raise TypeError(f"{record!r}: input '{input}': name the output of each formula ({', '.join(outputs)})")
