@@ -273,3 +273,12 @@ def test_an_exported_aliased_op_serializes_and_runs(rng):
         restored = jax.export.deserialize(exported.serialize())
         want = _numpy_trace(state, np.asarray(spikes), np.asarray(tau_inv), steps=steps)
         np.testing.assert_allclose(restored.call(jnp.asarray(state)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_operand_the_check_cannot_read_keeps_the_alias():
+    """Where the MLIR is not what the check reads (another jax's bindings), the call
+    declares the alias, as it always did: correct, at worst with XLA's copy."""
+    from opspec._jax_private import read_only_entry_argument
+
+    assert read_only_entry_argument(object()) is False
+    assert read_only_entry_argument(None) is False
