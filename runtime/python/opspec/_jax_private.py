@@ -149,11 +149,11 @@ CAN_DECODE = _parse_flatten_op_sharding is not None and tuple(int(p) for p in ja
 
 def register_lowering_with_operands(p: Primitive, rule: Callable) -> None:
     """mlir.register_lowering(p, rule), with `rule` seeing the very values its call
-    consumes (read_only_entry_argument reads them). In jax 0.8.3 and 0.10.2 (read; the
-    version that brought it is not known here) a primitive's lowering is cached by default: lowered once per shapes and parameters
-    into a function of its own, whose block arguments stand for the operands, and inlined
-    at each call; `cacheable=False` lowers it in place at each call instead. jax 0.5.3
-    has neither the cache nor the keyword."""
+    consumes (read_only_entry_argument reads them). In jax 0.8.3 and 0.10.2 (read; which
+    version brought it is not known here) a primitive's lowering is cached by default:
+    lowered once per shapes and parameters into a function of its own, whose block
+    arguments stand for the operands, and inlined at each call; `cacheable=False` lowers
+    it in place at each call instead. jax 0.5.3 has neither the cache nor the keyword."""
     if "cacheable" in inspect.signature(mlir.register_lowering).parameters:
         mlir.register_lowering(p, rule, cacheable=False)
     else:

@@ -57,7 +57,10 @@ def primitive(op: Op) -> Primitive:
         p.multiple_results = True
         p.def_impl(lambda *args, **params: _compiled(p, params)(*args))
         p.def_abstract_eval(_abstract_eval)
-        register_lowering_with_operands(p, _lowering)
+        if op.aliases:  # _declared_aliases reads the operands: lowered at each call
+            register_lowering_with_operands(p, _lowering)
+        else:
+            mlir.register_lowering(p, _lowering)
         _needs_devices(p)
         batching.primitive_batchers[p] = lambda args, dims, **params: _batch(p, args, dims, **params)
         ad.primitive_jvps[p] = lambda primals, tangents, **params: _derivatives.jvp(p, primals, tangents, **params)
