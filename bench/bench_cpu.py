@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import median_ms, print_table, save_plot  # noqa: E402
+from common import machine_line, median_ms, print_table, save_plot  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -154,9 +154,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="bench")
     args = parser.parse_args()
-    print(
-        f"CPU: {os.cpu_count()} cores; jax {jax.__version__}; parallel threshold {opspec.parallel_threshold()} (elements of work)"
-    )
+    print(f"{machine_line()}; parallel threshold {opspec.parallel_threshold()} (elements of work)")
     rng = np.random.default_rng(0)
     peers = ["opspec", "numba_kernel", "jnp"] if HAVE_PEER else ["opspec", "jnp"]
     rows, first_call = [], []

@@ -118,7 +118,10 @@ def main() -> int:
     project = pathlib.Path(tempfile.mkdtemp(prefix="opspec-mathbench-"))
     try:
         make_project(project, args.sizes, args.rounds, args.batch)
-        print(f"package: {project}; {os.cpu_count()} CPUs; building {len(FUNCTIONS)} ops", flush=True)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from common import machine_line
+
+        print(f"{machine_line()}; package: {project}; building {len(FUNCTIONS)} ops", flush=True)
         r = subprocess.run(
             [sys.executable, "-m", "opspec", "dev", "--", sys.executable, "timing.py"], cwd=project, text=True
         )

@@ -11,9 +11,7 @@ smoke test of the script, not a measurement).
 """
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 
 import jax
@@ -22,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_roofline as roof  # noqa: E402
-from common import save_plot  # noqa: E402
+from common import machine_line, save_plot  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -152,10 +150,8 @@ def main():
     rounds = 1 if args.quick else args.rounds
     only = set(filter(None, args.only.split(",")))
     rng = np.random.default_rng(0)
-    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     print(
-        f"{now}; {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}); jax {jax.__version__}; "
-        f"opspec {opspec.__version__}; opspec defaults: threshold {opspec.parallel_threshold()} "
+        f"{machine_line()}; opspec defaults: threshold {opspec.parallel_threshold()} "
         f"({opspec.parallel_threshold_source()}), median of {rounds} interleaved rounds"
     )
     head = f"{'op':<23}{'dtype':<10}{'size':<7}{'shape':<34}{'opspec ms':>11}{'jnp ms':>11}{'jnp/opspec':>12}"

@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import native  # noqa: E402
+from common import machine_line  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -84,6 +85,7 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args(argv)
+    print(machine_line())
     opspec.set_cpu_threads(2)
     result = measure(contenders(), size=args.size, rounds=args.rounds)
     report(result, args.size, args.rounds)

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import native  # noqa: E402
+from common import machine_line  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -479,7 +480,7 @@ def main(argv=None):
     opspec.set_parallel_threshold(args.threshold)
     triad = native.triad_gbs(threads=args.threads)
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} CPUs; jax {jax.__version__}; opspec {opspec.__version__}; "
+        f"{machine_line()}; "
         f"{args.threads} threads; parallel threshold {args.threshold}; "
         f"triad (C, OpenMP, {args.threads} threads, best of 10): {triad:.1f} GB/s"
     )

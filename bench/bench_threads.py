@@ -29,6 +29,9 @@ import numpy as np
 
 import opspec
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import machine_line  # noqa: E402
+
 NEVER = 2**62
 ROWS = 64  # of the row-wise case
 SETTLE_SECONDS = 0.01
@@ -149,8 +152,7 @@ def main():
     rounds, min_seconds = (3, 0.01) if args.quick else (9, 0.02)
     default_threshold = opspec.parallel_threshold()
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} CPUs; jax {jax.__version__}; opspec "
-        f"{opspec.__version__}; default threshold {default_threshold} ({opspec.parallel_threshold_source()}); "
+        f"{machine_line()}; default threshold {default_threshold} ({opspec.parallel_threshold_source()}); "
         f"median of {rounds} interleaved rounds"
     )
     tables = []

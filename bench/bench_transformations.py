@@ -29,7 +29,7 @@ from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import median_ms, save_plot  # noqa: E402
+from common import machine_line, median_ms, save_plot  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -60,6 +60,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
+    print(machine_line())
     rng = np.random.default_rng(0)
     rows = []
 

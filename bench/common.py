@@ -1,10 +1,34 @@
 """Timing and reporting shared by the benchmarks: medians of repeated batches, a text
-table, and a bar plot of the ratios (saved next to the table)."""
+table, a bar plot of the ratios (saved next to the table), and the header line that says
+when and on what a table was taken."""
 
+import os
+import platform
 import time
 
 import jax
 import numpy as np
+
+
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_line():
+    """The date (UTC), the CPU model and its count, jax's and opspec's versions: the start
+    of every bench's header, so that a table pasted elsewhere says where it came from."""
+    import opspec  # here: common is imported before some benches set up jax's flags
+
+    now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"{now}; {cpu_model()}, {os.cpu_count()} CPUs; jax {jax.__version__}; opspec {opspec.__version__}"
 
 
 def median_ms(fn, *args, batch=20, batches=7):

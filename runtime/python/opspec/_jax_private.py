@@ -12,6 +12,7 @@ and CI (which turns JAX's DeprecationWarnings into errors: pyproject.toml,
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,10 @@ import jax
 # The primitive class that every op's primitive is an instance of (opspec._primitive). In
 # jax.extend, which JAX describes as unstable API for library authors. jax 0.5 to 0.12.0.1.
 from jax.extend.core import Primitive
+
+# The MLIR Python bindings jax lowers with (jax.extend.mlir.ir, jax 0.5 to 0.12.0.1): what
+# read_only_entry_argument looks at.
+from jax.extend.mlir import ir as _ir
 
 # The rule tables and helpers of JAX's transformations, internal modules re-exported under
 # jax.interpreters. Holds from jax 0.5 to 0.12.0.1.
@@ -70,6 +75,8 @@ __all__ = [
     "lowering_axis_context",
     "mesh_sharding",
     "mlir",
+    "read_only_entry_argument",
+    "register_lowering_with_operands",
     "require_devices_during_lowering",
     "tangent_zero",
 ]
@@ -138,3 +145,67 @@ def mesh_sharding(sharding: Any, mesh: Any, ndim: int) -> Any:
 # Decoded here from jax 0.10 on, where it ran; before, custom_partitioning decodes as it
 # always did (the matrix's jax 0.5.3 and 0.8.3 gathered every input the other way).
 CAN_DECODE = _parse_flatten_op_sharding is not None and tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 10)
+
+
+def register_lowering_with_operands(p: Primitive, rule: Callable) -> None:
+    """mlir.register_lowering(p, rule), with `rule` seeing the very values its call
+    consumes (read_only_entry_argument reads them). In jax 0.8.3 and 0.10.2 (read; which
+    version brought it is not known here) a primitive's lowering is cached by default:
+    lowered once per shapes and parameters into a function of its own, whose block
+    arguments stand for the operands, and inlined at each call; `cacheable=False` lowers
+    it in place at each call instead. jax 0.5.3 has neither the cache nor the keyword."""
+    if "cacheable" in inspect.signature(mlir.register_lowering).parameters:
+        mlir.register_lowering(p, rule, cacheable=False)
+    else:
+        mlir.register_lowering(p, rule)
+
+
+# The arg attributes jax sets on the entry function's donated parameters: a donated input
+# matched to an output of its shape and dtype, and one that is not. Set, with the
+# function's other arg attributes, before its body is lowered, in jax 0.5.3, 0.8.3,
+# 0.10.2 and 0.11.1's mlir.lower_jaxpr_to_fun (read; run by tests/python/test_aliasing.py on
+# 0.10.2 here, on the others by .ci/matrix).
+_DONATION_ATTRS = ("tf.aliasing_output", "jax.buffer_donor")
+_ENTRY_FUNCTION = "main"  # the name jax gives the lowered computation's entry, 0.5 to 0.12
+
+
+def read_only_entry_argument(value: Any) -> bool:
+    """Whether `value`, an operand in a lowering rule, is a parameter of the computation's
+    entry function (a jitted function's argument, or a constant jax hoisted into one) that
+    the caller does not donate, or a constant: memory the computation may not overwrite,
+    so XLA copies it into a fresh buffer for a custom call that declares an output alias
+    of it. Reads the MLIR module being built: the value's defining block, that block's
+    function (`func.func @main`) and its `arg_attrs` (_DONATION_ATTRS). False wherever
+    that is not known: a value computed in the computation, the argument of a loop body or
+    of a nested function (`jax.jit` inside `jax.jit`, lowered as a function of its own),
+    or a jax whose bindings or module differ from what is read here."""
+    try:
+        return _is_constant(value) or _is_undonated_entry_parameter(value)
+    except Exception:  # noqa: BLE001  (an MLIR binding that differs: today's answer)
+        return False
+
+
+def _as_block_argument(value: Any) -> Any:
+    if isinstance(value, _ir.BlockArgument):
+        return value
+    isa = getattr(_ir.BlockArgument, "isinstance", None)  # older (pybind11) bindings
+    return _ir.BlockArgument(value) if isa is not None and isa(value) else None
+
+
+def _is_constant(value: Any) -> bool:
+    owner = getattr(value, "owner", None)
+    return getattr(owner, "name", None) == "stablehlo.constant"
+
+
+def _is_undonated_entry_parameter(value: Any) -> bool:
+    arg = _as_block_argument(value)
+    if arg is None:
+        return False
+    fn = arg.owner.owner
+    fn = getattr(fn, "operation", fn)
+    if fn.name != "func.func" or _ir.StringAttr(fn.attributes["sym_name"]).value != _ENTRY_FUNCTION:
+        return False
+    if "arg_attrs" not in fn.attributes:
+        return True  # jax writes arg_attrs whenever a parameter is donated
+    attrs = _ir.DictAttr(_ir.ArrayAttr(fn.attributes["arg_attrs"])[arg.arg_number])
+    return not any(name in attrs for name in _DONATION_ATTRS)

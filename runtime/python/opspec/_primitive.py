@@ -6,7 +6,9 @@ op record, the backend, the attributes and the batch layout; its rules are:
 - abstract evaluation: the output shapes from the spec's expressions, which also accept
   symbolic dims (``jax.export.symbolic_shape``);
 - lowering: ``jax.ffi.ffi_call`` of the op's target (opspec/_sharding.py wraps it in a
-  sharding rule when the computation spans several devices);
+  sharding rule when the computation spans several devices), declaring the spec's
+  ``aliases`` except where the aliased operand is memory XLA would have to copy first
+  (``_declared_aliases``);
 - batching: native. ``jax.vmap`` moves each batched input's axis to the front and marks
   which inputs carry which batch dims (``opspec_batch``, opspec/batch.h); the handler
   runs every element in one call and reads unbatched inputs in place. A spec's ``vmap:``
@@ -30,7 +32,16 @@ import numpy as np
 # called from a __del__ at interpreter shutdown cannot import anything).
 from opspec import _bind, _derivatives, _sharding, _tables
 from opspec._bind import Binding, batch_extents, split_batch
-from opspec._jax_private import Primitive, ShapedArray, ad, batching, mlir, require_devices_during_lowering
+from opspec._jax_private import (
+    Primitive,
+    ShapedArray,
+    ad,
+    batching,
+    mlir,
+    read_only_entry_argument,
+    register_lowering_with_operands,
+    require_devices_during_lowering,
+)
 from opspec._spec import Op
 from opspec._targets import target_name
 
@@ -46,7 +57,10 @@ def primitive(op: Op) -> Primitive:
         p.multiple_results = True
         p.def_impl(lambda *args, **params: _compiled(p, params)(*args))
         p.def_abstract_eval(_abstract_eval)
-        mlir.register_lowering(p, _lowering)
+        if op.aliases:  # _declared_aliases reads the operands: lowered at each call
+            register_lowering_with_operands(p, _lowering)
+        else:
+            mlir.register_lowering(p, _lowering)
         _needs_devices(p)
         batching.primitive_batchers[p] = lambda args, dims, **params: _batch(p, args, dims, **params)
         ad.primitive_jvps[p] = lambda primals, tangents, **params: _derivatives.jvp(p, primals, tangents, **params)
@@ -113,11 +127,19 @@ def _abstract_eval(
 
 
 def ffi_body(
-    op: Any, backend: Any, attrs: tuple, batch_rank: int, batch_mask: tuple, kept: bool, avals_out: Sequence
+    op: Any,
+    backend: Any,
+    attrs: tuple,
+    batch_rank: int,
+    batch_mask: tuple,
+    kept: bool,
+    avals_out: Sequence,
+    aliases: dict | None = None,
 ) -> Callable:
-    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target.
-    A `kept` call (opspec/_derivatives.py) is a custom call with a side effect, which XLA
-    runs even where its outputs are not used."""
+    """The call itself, for the shapes of `avals_out`: a jax.ffi.ffi_call of the op's target,
+    with `aliases` ({input index: output index}; the spec's by default) as its
+    input_output_aliases. A `kept` call (opspec/_derivatives.py) is a custom call with a
+    side effect, which XLA runs even where its outputs are not used."""
     target = target_name(op, backend)
     extra = dict(attrs)
     if op.fingerprint:  # checked by the handler: an export made before the kernel changed fails
@@ -127,14 +149,32 @@ def ffi_body(
     call = jax.ffi.ffi_call(
         target,
         [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals_out],
-        input_output_aliases=op.aliases or None,
+        input_output_aliases=(op.aliases if aliases is None else aliases) or None,
         has_side_effect=kept,
     )
     return lambda *args: call(*args, **extra)
 
 
+def _declared_aliases(op: Any, args: Sequence) -> dict:
+    """The spec's aliases this call declares to XLA: each, unless its input is memory the
+    computation may not overwrite (a jitted function's argument that is not donated, or a
+    constant: opspec._jax_private.read_only_entry_argument). For such an input XLA would
+    copy it into the output's buffer before the call, a pass over the array that the
+    kernel, writing a fresh output, does not need; the alias saves that copy only where
+    the input's buffer is free to take (a donated argument, a loop carry, a temporary)."""
+    return {i: o for i, o in op.aliases.items() if not read_only_entry_argument(_single(args[i]))}
+
+
+def _single(arg: Any) -> Any:
+    """The one IR value of an array operand (lowering rules get a value or a sequence)."""
+    return arg[0] if isinstance(arg, (list, tuple)) and len(arg) == 1 else arg
+
+
 def _lowering(ctx: Any, *args: Any, **params: Any) -> Any:
-    body = _sharding.partitioned(ctx, params, lambda avals_out: ffi_body(**params, avals_out=avals_out))
+    aliases = _declared_aliases(params["op"], args)
+    body = _sharding.partitioned(
+        ctx, params, lambda avals_out: ffi_body(**params, avals_out=avals_out, aliases=aliases)
+    )
     return mlir.lower_fun(body, multiple_results=True)(ctx, *args)
 
 
