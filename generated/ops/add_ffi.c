@@ -26,7 +26,7 @@ static XLA_FFI_Error *opspec_add_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
-    .fingerprint = "acda789370da1037",
+    .fingerprint = "d2a6a1ea746fa483",
     .args_size = sizeof(opspec_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_add_outputs),

@@ -36,7 +36,7 @@ static XLA_FFI_Error *opspec_layer_norm_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_layer_norm_desc = {
     .name = "layer_norm",
-    .fingerprint = "51000b6302f9759f",
+    .fingerprint = "05bd10f742947d14",
     .args_size = sizeof(opspec_layer_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_layer_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_layer_norm_outputs),

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "e675a71e651cb243",
+    .fingerprint = "31e9bca21ea6faf0",
     .args_size = sizeof(opspec_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_scale_outputs),

@@ -130,7 +130,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="acda789370da1037",
+    fingerprint="d2a6a1ea746fa483",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="8961b96a728bcca4",
+    fingerprint="d0f681bae9b6fcd5",
 )
 
 
@@ -348,7 +348,7 @@ _op_embedding_scatter_add = _Op(
     reduce={"bags": "sum"},
     bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="c4bda0b31c76f8cb",
+    fingerprint="4cccfe7f78b0c2cc",
 )
 
 
@@ -492,7 +492,7 @@ _op_gelu_tanh = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 9 * s["x_size"],
-    fingerprint="eb9c0e479b8fa2d3",
+    fingerprint="9e997edef0ee42f4",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="51000b6302f9759f",
+    fingerprint="05bd10f742947d14",
 )
 
 
@@ -942,7 +942,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="e036c25eee93cb90",
+    fingerprint="fecacc896196921c",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="2796e3445891591b",
+    fingerprint="7bdcb7415f8cb5b9",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="79dabfe4b473bc67",
+    fingerprint="1528bf036f90d609",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="e675a71e651cb243",
+    fingerprint="31e9bca21ea6faf0",
 )
 
 
@@ -1175,7 +1175,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="352751f73cb875b2",
+    fingerprint="b996ad346df00558",
 )
 
 
@@ -1211,7 +1211,7 @@ _op_silu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="8d111536f51f38ad",
+    fingerprint="28ecaee255661eeb",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="7cea4f1b323cae72",
+    fingerprint="8a06cc7a40baa711",
 )
 
 
@@ -1284,7 +1284,7 @@ _op_softmax_cross_entropy = _Op(
     independent=("...",),
     bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
     flops=lambda s: 4 * s["logits_size"],
-    fingerprint="b7fe22451cb406ff",
+    fingerprint="c713e7d229dff0bd",
 )
 
 

@@ -92,8 +92,8 @@ static size_t og_rw_expr_end(const og_rw *r, size_t i) {
 static bool og_rw_statement_start(const og_rw *r, size_t i) {
   if (i == 0) return true;
   const char *p = r->t.items[i - 1].text;
-  return p[0] == '#' || !strcmp(p, ";") || !strcmp(p, "{") || !strcmp(p, "}") || !strcmp(p, ")") || !strcmp(p, "else") ||
-         !strcmp(p, ":");
+  return p[0] == '#' || !strcmp(p, ";") || !strcmp(p, "{") || !strcmp(p, "}") || !strcmp(p, ")") ||
+         !strcmp(p, "else") || !strcmp(p, ":");
 }
 
 /* An assignment operator at i (after an element): 0 none, '=' a plain one, else the
@@ -133,8 +133,7 @@ static bool og_rw_side_effects(const og_rw *r, size_t a, size_t b) {
       if (!compare) return true;
       if (og_token_is(&r->t, i + 1, "=")) ++i;
     }
-    if ((w[0] == '_' || (w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z')) &&
-        og_token_is(&r->t, i + 1, "("))
+    if ((w[0] == '_' || (w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z')) && og_token_is(&r->t, i + 1, "("))
       return true;
   }
   return false;
@@ -166,8 +165,7 @@ static size_t og_rw_decl(og_rw *r, size_t i, size_t *cursor, og_buf *out, bool *
     return i;
   }
   size_t name = k, init = k + 2;
-  if (name >= r->t.n || !og_token_is(&r->t, name + 1, "=") || og_rw_assign(r, name + 1, &(size_t){0}) != '=')
-    return i;
+  if (name >= r->t.n || !og_token_is(&r->t, name + 1, "=") || og_rw_assign(r, name + 1, &(size_t){0}) != '=') return i;
   long a = og_rw_name(r, init);
   if (a < 0) return i; /* a pointer into other memory (scratch): float as it was */
   size_t end = og_rw_expr_end(r, init);
@@ -219,8 +217,8 @@ static size_t og_rw_element(og_rw *r, size_t i, size_t close, long a, size_t *cu
     return close + 1;
   }
   if (!og_rw_statement_start(r, i)) {
-    *ok = og_rw_fail(r, i, "a store to '%s[...]' inside an expression (only a statement 'x[i] = v;' is rewritten)",
-                     name);
+    *ok =
+        og_rw_fail(r, i, "a store to '%s[...]' inside an expression (only a statement 'x[i] = v;' is rewritten)", name);
     return i;
   }
   size_t rhs = close + 1 + len, end = og_rw_expr_end(r, rhs);
@@ -242,8 +240,8 @@ static size_t og_rw_element(og_rw *r, size_t i, size_t close, long a, size_t *cu
     og_buf index = {0};
     bool good = og_rw_emit(r, i + 2, close, r->t.items[i + 1].end, r->t.items[close].start, &index);
     char op[3] = {assign, len == 3 ? assign : 0, 0};
-    og_buf_printf(out, "%s[%s] = OPSPEC_STORE_%s(OPSPEC_LOAD_%s(%s[%s]) %s (", name, og_buf_str(&index), var, var,
-                  name, og_buf_str(&index), op);
+    og_buf_printf(out, "%s[%s] = OPSPEC_STORE_%s(OPSPEC_LOAD_%s(%s[%s]) %s (", name, og_buf_str(&index), var, var, name,
+                  og_buf_str(&index), op);
     og_buf_free(&index);
     if (!good) return *ok = false, i;
   }
@@ -308,8 +306,8 @@ static bool og_rw_emit(og_rw *r, size_t ti, size_t tend, size_t from, size_t to,
                             ? "as a pointer that moves (only elements 'x[i]' are rewritten)"
                             : "as a pointer, not as an element 'x[i]' (passed on, assigned or cast)");
     }
-    if (i && !strcmp(r->t.items[i - 1].text, "&") && !(i >= 2 && og_rw_adjacent(r, i - 2) &&
-                                                       !strcmp(r->t.items[i - 2].text, "&")))
+    if (i && !strcmp(r->t.items[i - 1].text, "&") &&
+        !(i >= 2 && og_rw_adjacent(r, i - 2) && !strcmp(r->t.items[i - 2].text, "&")))
       return og_rw_fail(r, i, "'&%s[...]' takes an element's address", w);
     size_t close = og_rw_close(r, i + 1);
     if (close >= tend) return og_rw_fail(r, i, "'%s[' is not closed", w);

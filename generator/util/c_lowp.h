@@ -27,7 +27,7 @@
 typedef struct og_lowp_names {
   struct {
     char *name, *typevar;
-  } *items;
+  } * items;
   size_t n, cap;
 } og_lowp_names;
 

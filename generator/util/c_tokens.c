@@ -44,7 +44,8 @@ void og_tokenize(const char *code, bool directives, og_tokens *out) {
         }
         ++p;
       }
-      if (directive && directives) og_tokens_push(out, code, start, (size_t)((first_end ? first_end : p) - start), first_line, col);
+      if (directive && directives)
+        og_tokens_push(out, code, start, (size_t)((first_end ? first_end : p) - start), first_line, col);
       continue;
     }
     line_blank = false;
@@ -77,4 +78,6 @@ void og_tokens_free(og_tokens *t) {
   *t = (og_tokens){0};
 }
 
-bool og_token_is(const og_tokens *t, size_t i, const char *text) { return i < t->n && strcmp(t->items[i].text, text) == 0; }
+bool og_token_is(const og_tokens *t, size_t i, const char *text) {
+  return i < t->n && strcmp(t->items[i].text, text) == 0;
+}

@@ -64,7 +64,8 @@ static void og_test_rules(void) {
   og_expect("{ y[i] = x[i] <= 1; }", "{ y[i] = OPSPEC_STORE_T(OPSPEC_LOAD_T(x[i]) <= 1); }");
   /* an index that reads another element, and a comma ending the value */
   og_expect("for (int k = 0; k < 2; y[k] = 0, ++k) y[(int)x[0]] = x[1];",
-            "for (int k = 0; k < 2; y[k] = OPSPEC_STORE_T(0), ++k) y[(int)OPSPEC_LOAD_T(x[0])] = OPSPEC_STORE_T(OPSPEC_LOAD_T(x[1]));");
+            "for (int k = 0; k < 2; y[k] = OPSPEC_STORE_T(0), ++k) y[(int)OPSPEC_LOAD_T(x[0])] = "
+            "OPSPEC_STORE_T(OPSPEC_LOAD_T(x[1]));");
   /* compound stores */
   og_expect("y[i] += x[i] * 2;", "y[i] = OPSPEC_STORE_T(OPSPEC_LOAD_T(y[i]) + (OPSPEC_LOAD_T(x[i]) * 2));");
   og_expect("y[i + 1] <<= 1;", "y[i + 1] = OPSPEC_STORE_T(OPSPEC_LOAD_T(y[i + 1]) << (1));");

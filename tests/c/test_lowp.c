@@ -44,7 +44,8 @@ static uint16_t half_bits(_Float16 h) {
 }
 
 static void fail(const char *what, uint32_t in, uint32_t got, uint32_t want) {
-  if (failures++ < 20) fprintf(stderr, "%s(0x%08" PRIx32 "): got 0x%08" PRIx32 ", want 0x%08" PRIx32 "\n", what, in, got, want);
+  if (failures++ < 20)
+    fprintf(stderr, "%s(0x%08" PRIx32 "): got 0x%08" PRIx32 ", want 0x%08" PRIx32 "\n", what, in, got, want);
 }
 
 /* Widening every 2-byte pattern. */

@@ -70,10 +70,7 @@ static inline uint16_t opspec_store_float16(float value) {
   uint32_t nan = 0x7e00u | (a >> 13 & 0x3ffu);
   uint32_t normal = ((a + 0xfffu + (a >> 13 & 1u)) >> 13) - (112u << 10);
   uint32_t subnormal = opspec_lowp_bits(opspec_lowp_float(a) + 0.5f) - 0x3f000000u;
-  uint32_t out = a > 0x7f800000u   ? nan
-                 : a >= 0x47800000u ? 0x7c00u
-                 : a >= 0x38800000u ? normal
-                                    : subnormal;
+  uint32_t out = a > 0x7f800000u ? nan : a >= 0x47800000u ? 0x7c00u : a >= 0x38800000u ? normal : subnormal;
   return (uint16_t)(out | sign);
 }
 
