@@ -58,7 +58,7 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "c713e7d229dff0bd",
+    .fingerprint = "4fca1ed4d7f44588",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),

@@ -30,7 +30,7 @@ static XLA_FFI_Error *opspec_softmax_launch_sizes(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_softmax_desc = {
     .name = "softmax",
-    .fingerprint = "8a06cc7a40baa711",
+    .fingerprint = "d155e2289819c2ee",
     .args_size = sizeof(opspec_softmax_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_outputs),
