@@ -62,7 +62,7 @@ void og_lowp_note(const og_op *op, og_diag *d) {
                  "%s: so op '%s' computes its bfloat16 variants in float on copies the handler widens and narrows "
                  "(an allocation and two passes over each bfloat16 array per call) and its float16 variants in "
                  "_Float16 (scalar code), instead of converting each element in the loop; read and write these "
-                 "arrays only as elements, 'x[i]' and 'y[i] = v;' (docs/spec.md, \"Types\")",
+                 "arrays only as elements, 'x[i]' and 'y[i] = v;' (docs/spec.md, \"bfloat16 and float16 on CPU\")",
                  stop.what, op->name);
   free(stop.what);
   og_buf_free(&body);

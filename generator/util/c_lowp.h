@@ -1,6 +1,6 @@
 /* The rewrite that lets a bfloat16 or float16 variant of a body compute in float while
  * its arrays keep their 2-byte form (runtime/include/opspec/lowp.h, docs/spec.md
- * "Types"): every element read `x[idx]` of such an array becomes OPSPEC_LOAD_T(x[idx]),
+ * "bfloat16 and float16 on CPU"): every element read `x[idx]` of such an array becomes OPSPEC_LOAD_T(x[idx]),
  * every statement store `x[idx] = rhs` becomes `x[idx] = OPSPEC_STORE_T(rhs)`, and a
  * compound `x[idx] op= rhs` (idx without side effects) becomes
  * `x[idx] = OPSPEC_STORE_T(OPSPEC_LOAD_T(x[idx]) op (rhs))`, where T is the array's

@@ -1,4 +1,4 @@
-/* bfloat16 and float16 in a CPU kernel that computes in float (docs/spec.md, "Types").
+/* bfloat16 and float16 in a CPU kernel that computes in float (docs/spec.md, "bfloat16 and float16 on CPU").
  *
  * A bfloat16 or float16 variant of a portable op keeps its arrays in their 2-byte form
  * (`uint16_t` bits, OPSPEC_STORAGE_<T>) and computes in float (T is float there): the
