@@ -150,7 +150,9 @@ def test_a_body_that_cannot_convert_in_the_loop_gets_a_note_and_widening(tmp_pat
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "deref_twice.yaml").write_text(DEREF_SPEC)
-    r = gen("--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/deref_twice.yaml", cwd=tmp_path)
+    r = gen(
+        "--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/deref_twice.yaml", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     # The note points at the use, quotes its line with a caret, and says what it costs.
     assert "specs/deref_twice.yaml:11:13: note: 'p' is used through '*'" in r.stderr, r.stderr
