@@ -34,18 +34,15 @@ void og_tokenize(const char *code, bool directives, og_tokens *out) {
       /* To the end of the line; a directive goes on past a backslash-newline. */
       bool directive = *p == '#';
       int first_line = line, col = (int)(start - line_start) + 1;
-      const char *first_end = NULL;
       while (*p && *p != '\n') {
         if (directive && *p == '\\' && p[1] == '\n') {
-          if (!first_end) first_end = p;
           ++line;
           line_start = p + 2;
           ++p;
         }
         ++p;
       }
-      if (directive && directives)
-        og_tokens_push(out, code, start, (size_t)((first_end ? first_end : p) - start), first_line, col);
+      if (directive && directives) og_tokens_push(out, code, start, (size_t)(p - start), first_line, col);
       continue;
     }
     line_blank = false;

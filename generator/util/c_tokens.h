@@ -20,7 +20,7 @@ typedef struct og_tokens {
 } og_tokens;
 
 /* Tokenizes `code` into `out` (empty). A preprocessor directive is skipped, or, with
- * `directives`, kept as one token whose text is the directive's first line. */
+ * `directives`, kept as one token whose text is the whole directive (its continued lines too). */
 void og_tokenize(const char *code, bool directives, og_tokens *out);
 void og_tokens_free(og_tokens *t);
 /* Whether items[i] is `text`; false past the end. */

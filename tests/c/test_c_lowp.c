@@ -102,6 +102,7 @@ static void og_test_stops(void) {
   og_expect_stop("const T *p = x + 1, *q = y;", 0, 19, "declares more");
   og_expect_stop("const T *p = x ? x : y;", 0, 14, "not 'x' or 'x + offset'");
   og_expect_stop("#define X(k) x[k]\ny[i] = X(0);", 0, 1, "directive");
+  og_expect_stop("#define X(k) \\\n  (x[k])\ny[i] = X(0);", 0, 1, "directive");
 }
 
 int main(void) {
