@@ -143,13 +143,15 @@ static bool og_rw_emit(og_rw *r, size_t ti, size_t tend, size_t from, size_t to,
 
 /* Copies code[*cursor, upto) and moves the cursor. */
 static void og_rw_copy(const og_rw *r, size_t *cursor, size_t upto, og_buf *out) {
-  if (upto > *cursor) og_buf_append(out, r->code + *cursor, upto - *cursor);
-  if (upto > *cursor) *cursor = upto;
+  if (upto <= *cursor) return;
+  og_buf_append(out, r->code + *cursor, upto - *cursor);
+  *cursor = upto;
 }
 
 /* A pointer declaration at i (a type variable that may be 2-byte), `[const] V * quals
  * NAME = init`: where init is a known array, alone or plus or minus an offset, NAME
- * becomes one too and V its storage type. Returns the token after it (*handled), or i. */
+ * becomes one too and V its storage type. Returns the token after it, or i where it is
+ * no such declaration (or, with *ok cleared, one that cannot be rewritten). */
 static size_t og_rw_decl(og_rw *r, size_t i, size_t *cursor, og_buf *out, bool *ok) {
   size_t k = i + 1;
   while (og_token_is(&r->t, k, "const")) ++k;
@@ -161,7 +163,10 @@ static size_t og_rw_decl(og_rw *r, size_t i, size_t *cursor, og_buf *out, bool *
     ++k;
   const char *var = r->t.items[i].text;
   if (og_token_is(&r->t, k, ")") || og_token_is(&r->t, k, "*")) {
-    *ok = og_rw_fail(r, i, "a cast to a pointer to '%s' (its elements are 2 bytes in memory, 4 in float)", var);
+    *ok = og_rw_fail(
+        r, i,
+        "a cast to a pointer to '%s', or a pointer to such pointers (its elements are 2 bytes in memory, 4 in float)",
+        var);
     return i;
   }
   size_t name = k, init = k + 2;
