@@ -20,6 +20,7 @@
 #include "check/check.h"
 #include "load/load.h"
 #include "load/schema.h"
+#include "plan/lowp.h"
 #include "render/render.h"
 #include "render/tmpl.h"
 #include "render/tmpl_embedded.h"
@@ -191,6 +192,7 @@ static size_t og_load_and_check(const og_options *o, og_op **ops, og_diag *d) {
       continue;
     }
     og_check_unique(ops, nops, op, d);
+    og_lowp_note(op, d);
     ops[nops++] = op;
   }
   return nops;
@@ -258,8 +260,11 @@ int main(int argc, char **argv) {
     og_report_errors(&d);
     status = 1;
   } else if (!o.check_only) {
+    fputs(og_buf_str(&d.out), stderr); /* notes (plan/lowp.h) */
+    og_buf_clear(&d.out);
     status = og_generate(&o, (const og_op *const *)ops, nops, &d);
   } else {
+    fputs(og_buf_str(&d.out), stderr); /* notes (plan/lowp.h) */
     if (!o.quiet) printf("opspec-gen: %zu spec%s OK\n", nops, nops == 1 ? "" : "s");
     status = 0;
   }

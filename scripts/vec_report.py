@@ -14,10 +14,12 @@ opspec/cpu.h): baseline x86-64 (SSE2) and x86-64-v3 (AVX2, FMA, F16C); AVX-512
 (x86-64-v4) can be added with --forms.
 
 Required, and the exit status is 1 when one is missed: the innermost loop of every
-portable kernel (`kernel:`), for its float32 and float64 variants in every form: the
-innermost launch loop when the body has no loop of its own, else the body's loops.
-Reported only: raw `cpu:` bodies, and float16 variants (GCC 12 vectorises no _Float16
-arithmetic below AVX512-FP16; bfloat16 variants are float kernels).
+portable kernel (`kernel:`), for its float32, float64, float16 and bfloat16 variants in
+every form: the innermost launch loop when the body has no loop of its own, else the
+body's loops. The 2-byte variants compute in float and convert each element in the loop
+(opspec/lowp.h). Reported only: raw `cpu:` bodies, and a 2-byte variant whose body uses
+an array other than element by element (opspec-gen's note: it computes in _Float16,
+which GCC 12 vectorises nowhere below AVX512-FP16, or on widened float copies).
 
     python scripts/vec_report.py [--generated generated] [--specs specs] [--cc gcc] [-- extra flags]
 """
@@ -124,6 +126,7 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
         source.read_text()
     )
     body_loops = body_has_loop(source.parent / source.name.replace("_cpu.c", "_body.inc"))
+    lowp = "#define OPSPEC_CPU_LOWP" in source.read_text()
     loops: list[Loop] = []
     pending: list[Loop] = []  # the current function's loops, until its closing note
     current: Loop | None = None
@@ -138,8 +141,10 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
         done = DONE.search(msg)
         if done:
             op, dtype = variant(finished.pop(0), source.name[: -len("_cpu.c")])
-            # float16: GCC 12 vectorises no _Float16 arithmetic below AVX512-FP16.
-            wanted = ("float32", "float64")
+            # A 2-byte variant converts in its loop where its body allows (OPSPEC_CPU_LOWP in
+            # the kernel's defines); otherwise float16 is _Float16 arithmetic, which GCC 12
+            # vectorises nowhere below AVX512-FP16.
+            wanted = ("float32", "float64") + (("float16", "bfloat16") if lowp else ())
             # One loop can be reported twice (the main loop, then its vector epilogue).
             merged: dict[str, Loop] = {}
             for loop in pending:

@@ -26,7 +26,7 @@ static XLA_FFI_Error *opspec_add_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
-    .fingerprint = "02762a14ab646eda",
+    .fingerprint = "8919ad1ab5ce5166",
     .args_size = sizeof(opspec_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_add_outputs),

@@ -13,16 +13,31 @@
 /* embedding_bag on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_embedding_bag_cpu_float32
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   float
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/embedding_bag_cpu.c"
 #define OPSPEC_CPU_VARIANT opspec_embedding_bag_cpu_float64
 #define OPSPEC_CPU_T       double
+#define OPSPEC_STORAGE_T   double
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/embedding_bag_cpu.c"
+/* embedding_bag on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_embedding_bag_cpu_float16
-#define OPSPEC_CPU_T       opspec_float16
+#define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_float16
+#define OPSPEC_STORE_T     opspec_store_float16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/embedding_bag_cpu.c"
-/* embedding_bag on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+/* embedding_bag on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_embedding_bag_cpu_bfloat16
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_bfloat16
+#define OPSPEC_STORE_T     opspec_store_bfloat16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/embedding_bag_cpu.c"
 
 opspec_cpu_range_kernel *const opspec_embedding_bag_cpu_variants[4] = {
@@ -36,9 +51,9 @@ opspec_cpu_range_kernel *const opspec_embedding_bag_cpu_variants[4] = {
 OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef OPSPEC_CPU_T T;
   const opspec_embedding_bag_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT table = (const T *)opspec_args->table.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT table = (const OPSPEC_STORAGE_T *)opspec_args->table.data;
   const int32_t *OPSPEC_RESTRICT indices = (const int32_t *)opspec_args->indices.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  OPSPEC_STORAGE_T *OPSPEC_RESTRICT out = (OPSPEC_STORAGE_T *)opspec_args->out.data;
   const int64_t vocab = opspec_args->vocab;
   const int64_t dim = opspec_args->dim;
   const int64_t bag_size = opspec_args->bag_size;
@@ -48,4 +63,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
+#undef OPSPEC_STORAGE_T
+#undef OPSPEC_LOAD_T
+#undef OPSPEC_STORE_T
+#undef OPSPEC_CPU_LOWP
 #endif

@@ -60,7 +60,7 @@ static XLA_FFI_Error *opspec_embedding_bag_kernel_checked(XLA_FFI_CallFrame *cf,
 
 static const opspec_op_desc opspec_embedding_bag_desc = {
     .name = "embedding_bag",
-    .fingerprint = "034322b617207985",
+    .fingerprint = "47945a747ba2995c",
     .args_size = sizeof(opspec_embedding_bag_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_bag_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_bag_outputs),

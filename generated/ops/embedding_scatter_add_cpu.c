@@ -13,16 +13,31 @@
 /* embedding_scatter_add on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_embedding_scatter_add_cpu_float32
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   float
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/embedding_scatter_add_cpu.c"
 #define OPSPEC_CPU_VARIANT opspec_embedding_scatter_add_cpu_float64
 #define OPSPEC_CPU_T       double
+#define OPSPEC_STORAGE_T   double
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/embedding_scatter_add_cpu.c"
+/* embedding_scatter_add on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_embedding_scatter_add_cpu_float16
-#define OPSPEC_CPU_T       opspec_float16
+#define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_float16
+#define OPSPEC_STORE_T     opspec_store_float16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/embedding_scatter_add_cpu.c"
-/* embedding_scatter_add on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+/* embedding_scatter_add on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_embedding_scatter_add_cpu_bfloat16
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_bfloat16
+#define OPSPEC_STORE_T     opspec_store_bfloat16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/embedding_scatter_add_cpu.c"
 
 opspec_cpu_kernel *const opspec_embedding_scatter_add_cpu_variants[4] = {
@@ -37,8 +52,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp) {
   typedef OPSPEC_CPU_T T;
   const opspec_embedding_scatter_add_args *opspec_args = opspec_argp;
   const int32_t *OPSPEC_RESTRICT indices = (const int32_t *)opspec_args->indices.data;
-  const T *OPSPEC_RESTRICT grad = (const T *)opspec_args->grad.data;
-  T *OPSPEC_RESTRICT table_grad = (T *)opspec_args->table_grad.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT grad = (const OPSPEC_STORAGE_T *)opspec_args->grad.data;
+  OPSPEC_STORAGE_T *OPSPEC_RESTRICT table_grad = (OPSPEC_STORAGE_T *)opspec_args->table_grad.data;
   const int64_t table_grad_size = opspec_args->table_grad.size;
   int64_t *OPSPEC_RESTRICT starts = (int64_t *)opspec_args->starts.data;
   int64_t *OPSPEC_RESTRICT order = (int64_t *)opspec_args->order.data;
@@ -50,4 +65,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp) {
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
+#undef OPSPEC_STORAGE_T
+#undef OPSPEC_LOAD_T
+#undef OPSPEC_STORE_T
+#undef OPSPEC_CPU_LOWP
 #endif

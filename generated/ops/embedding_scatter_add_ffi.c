@@ -63,7 +63,7 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "c4bda0b31c76f8cb",
+    .fingerprint = "4cccfe7f78b0c2cc",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_scatter_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_scatter_add_outputs),

@@ -25,7 +25,7 @@ static XLA_FFI_Error *opspec_gelu_tanh_launch_sizes(XLA_FFI_CallFrame *cf, const
 
 static const opspec_op_desc opspec_gelu_tanh_desc = {
     .name = "gelu_tanh",
-    .fingerprint = "efbcecb53796163a",
+    .fingerprint = "ad8bdc6773776fb1",
     .args_size = sizeof(opspec_gelu_tanh_args),
     OPSPEC_DESC_TABLE(inputs, opspec_gelu_tanh_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_gelu_tanh_outputs),

@@ -36,7 +36,7 @@ static XLA_FFI_Error *opspec_layer_norm_launch_sizes(XLA_FFI_CallFrame *cf, cons
 
 static const opspec_op_desc opspec_layer_norm_desc = {
     .name = "layer_norm",
-    .fingerprint = "ceef78267a108340",
+    .fingerprint = "fa89c87ef0c1062f",
     .args_size = sizeof(opspec_layer_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_layer_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_layer_norm_outputs),

@@ -8,16 +8,31 @@
 /* relu on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_relu_cpu_float32
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   float
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/relu_cpu.c"
 #define OPSPEC_CPU_VARIANT opspec_relu_cpu_float64
 #define OPSPEC_CPU_T       double
+#define OPSPEC_STORAGE_T   double
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/relu_cpu.c"
+/* relu on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_relu_cpu_float16
-#define OPSPEC_CPU_T       opspec_float16
+#define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_float16
+#define OPSPEC_STORE_T     opspec_store_float16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/relu_cpu.c"
-/* relu on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+/* relu on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_relu_cpu_bfloat16
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_bfloat16
+#define OPSPEC_STORE_T     opspec_store_bfloat16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/relu_cpu.c"
 
 opspec_cpu_range_kernel *const opspec_relu_cpu_variants[4] = {
@@ -31,8 +46,8 @@ opspec_cpu_range_kernel *const opspec_relu_cpu_variants[4] = {
 OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef OPSPEC_CPU_T T;
   const opspec_relu_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT x = (const OPSPEC_STORAGE_T *)opspec_args->x.data;
+  OPSPEC_STORAGE_T *OPSPEC_RESTRICT out = (OPSPEC_STORAGE_T *)opspec_args->out.data;
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/relu_body.inc"
@@ -40,4 +55,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
+#undef OPSPEC_STORAGE_T
+#undef OPSPEC_LOAD_T
+#undef OPSPEC_STORE_T
+#undef OPSPEC_CPU_LOWP
 #endif

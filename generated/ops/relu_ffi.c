@@ -25,7 +25,7 @@ static XLA_FFI_Error *opspec_relu_launch_sizes(XLA_FFI_CallFrame *cf, const void
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
-    .fingerprint = "4467bc0cd6c4f769",
+    .fingerprint = "05c51896566c4225",
     .args_size = sizeof(opspec_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_relu_outputs),

@@ -35,7 +35,7 @@ static XLA_FFI_Error *opspec_rms_norm_launch_sizes(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_rms_norm_desc = {
     .name = "rms_norm",
-    .fingerprint = "ef5f964aaf4062b0",
+    .fingerprint = "e73910f9e49c71aa",
     .args_size = sizeof(opspec_rms_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rms_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rms_norm_outputs),

@@ -8,16 +8,31 @@
 /* rope on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_float32
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   float
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/rope_cpu.c"
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_float64
 #define OPSPEC_CPU_T       double
+#define OPSPEC_STORAGE_T   double
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/rope_cpu.c"
+/* rope on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_float16
-#define OPSPEC_CPU_T       opspec_float16
+#define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_float16
+#define OPSPEC_STORE_T     opspec_store_float16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/rope_cpu.c"
-/* rope on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+/* rope on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_bfloat16
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_bfloat16
+#define OPSPEC_STORE_T     opspec_store_bfloat16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/rope_cpu.c"
 
 opspec_cpu_range_kernel *const opspec_rope_cpu_variants[4] = {
@@ -31,10 +46,10 @@ opspec_cpu_range_kernel *const opspec_rope_cpu_variants[4] = {
 OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef OPSPEC_CPU_T T;
   const opspec_rope_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT x = (const T *)opspec_args->x.data;
-  const T *OPSPEC_RESTRICT cosines = (const T *)opspec_args->cosines.data;
-  const T *OPSPEC_RESTRICT sines = (const T *)opspec_args->sines.data;
-  T *OPSPEC_RESTRICT out = (T *)opspec_args->out.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT x = (const OPSPEC_STORAGE_T *)opspec_args->x.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT cosines = (const OPSPEC_STORAGE_T *)opspec_args->cosines.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT sines = (const OPSPEC_STORAGE_T *)opspec_args->sines.data;
+  OPSPEC_STORAGE_T *OPSPEC_RESTRICT out = (OPSPEC_STORAGE_T *)opspec_args->out.data;
   const int64_t seq = opspec_args->seq;
   const int64_t heads = opspec_args->heads;
   const int64_t dim = opspec_args->dim;
@@ -47,4 +62,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
+#undef OPSPEC_STORAGE_T
+#undef OPSPEC_LOAD_T
+#undef OPSPEC_STORE_T
+#undef OPSPEC_CPU_LOWP
 #endif

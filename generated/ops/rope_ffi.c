@@ -48,7 +48,7 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "00041c40e140cdd2",
+    .fingerprint = "e71baccfa2a2f360",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),

@@ -29,7 +29,7 @@ static XLA_FFI_Error *opspec_scale_launch_sizes(XLA_FFI_CallFrame *cf, const voi
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "7bfff2e7d4c94d90",
+    .fingerprint = "dc335cd6a64f033f",
     .args_size = sizeof(opspec_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_scale_outputs),

@@ -25,7 +25,7 @@ static XLA_FFI_Error *opspec_sigmoid_launch_sizes(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_sigmoid_desc = {
     .name = "sigmoid",
-    .fingerprint = "93f54d5b0b203ff7",
+    .fingerprint = "6ff8cdbe9a6eb0a1",
     .args_size = sizeof(opspec_sigmoid_args),
     OPSPEC_DESC_TABLE(inputs, opspec_sigmoid_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_sigmoid_outputs),

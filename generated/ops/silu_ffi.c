@@ -25,7 +25,7 @@ static XLA_FFI_Error *opspec_silu_launch_sizes(XLA_FFI_CallFrame *cf, const void
 
 static const opspec_op_desc opspec_silu_desc = {
     .name = "silu",
-    .fingerprint = "0fe572df4dec583c",
+    .fingerprint = "de3b9e2c85247f0e",
     .args_size = sizeof(opspec_silu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_silu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_silu_outputs),

@@ -22,16 +22,31 @@ OPSPEC_FASTMATH
 /* softmax_cross_entropy on CPU: the kernel at the end of this file, which includes itself per variant. */
 #define OPSPEC_CPU_VARIANT opspec_softmax_cross_entropy_cpu_float32
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   float
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/softmax_cross_entropy_cpu.c"
 #define OPSPEC_CPU_VARIANT opspec_softmax_cross_entropy_cpu_float64
 #define OPSPEC_CPU_T       double
+#define OPSPEC_STORAGE_T   double
+#define OPSPEC_LOAD_T      OPSPEC_SAME
+#define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/softmax_cross_entropy_cpu.c"
+/* softmax_cross_entropy on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_softmax_cross_entropy_cpu_float16
-#define OPSPEC_CPU_T       opspec_float16
+#define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_float16
+#define OPSPEC_STORE_T     opspec_store_float16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/softmax_cross_entropy_cpu.c"
-/* softmax_cross_entropy on CPU, T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back. */
+/* softmax_cross_entropy on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_softmax_cross_entropy_cpu_bfloat16
 #define OPSPEC_CPU_T       float
+#define OPSPEC_STORAGE_T   uint16_t
+#define OPSPEC_LOAD_T      opspec_load_bfloat16
+#define OPSPEC_STORE_T     opspec_store_bfloat16
+#define OPSPEC_CPU_LOWP    1
 #include "ops/softmax_cross_entropy_cpu.c"
 
 opspec_cpu_range_kernel *const opspec_softmax_cross_entropy_cpu_variants[4] = {
@@ -45,9 +60,9 @@ opspec_cpu_range_kernel *const opspec_softmax_cross_entropy_cpu_variants[4] = {
 OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
   typedef OPSPEC_CPU_T T;
   const opspec_softmax_cross_entropy_args *opspec_args = opspec_argp;
-  const T *OPSPEC_RESTRICT logits = (const T *)opspec_args->logits.data;
+  const OPSPEC_STORAGE_T *OPSPEC_RESTRICT logits = (const OPSPEC_STORAGE_T *)opspec_args->logits.data;
   const int32_t *OPSPEC_RESTRICT labels = (const int32_t *)opspec_args->labels.data;
-  T *OPSPEC_RESTRICT loss = (T *)opspec_args->loss.data;
+  OPSPEC_STORAGE_T *OPSPEC_RESTRICT loss = (OPSPEC_STORAGE_T *)opspec_args->loss.data;
   const int64_t classes = opspec_args->classes;
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/softmax_cross_entropy_body.inc"
@@ -55,4 +70,8 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
+#undef OPSPEC_STORAGE_T
+#undef OPSPEC_LOAD_T
+#undef OPSPEC_STORE_T
+#undef OPSPEC_CPU_LOWP
 #endif

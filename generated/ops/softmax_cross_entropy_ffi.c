@@ -58,7 +58,7 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_kernel_checked(XLA_FFI_CallFr
 
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "519db33cfb47e0d8",
+    .fingerprint = "06fa801f6f1520d3",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),

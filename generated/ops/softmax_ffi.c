@@ -30,7 +30,7 @@ static XLA_FFI_Error *opspec_softmax_launch_sizes(XLA_FFI_CallFrame *cf, const v
 
 static const opspec_op_desc opspec_softmax_desc = {
     .name = "softmax",
-    .fingerprint = "82a44059bb70c45d",
+    .fingerprint = "efb86193028241a9",
     .args_size = sizeof(opspec_softmax_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_outputs),

@@ -130,7 +130,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="02762a14ab646eda",
+    fingerprint="8919ad1ab5ce5166",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="034322b617207985",
+    fingerprint="47945a747ba2995c",
 )
 
 
@@ -348,7 +348,7 @@ _op_embedding_scatter_add = _Op(
     reduce={"bags": "sum"},
     bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="c4bda0b31c76f8cb",
+    fingerprint="4cccfe7f78b0c2cc",
 )
 
 
@@ -492,7 +492,7 @@ _op_gelu_tanh = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 9 * s["x_size"],
-    fingerprint="efbcecb53796163a",
+    fingerprint="ad8bdc6773776fb1",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="ceef78267a108340",
+    fingerprint="fa89c87ef0c1062f",
 )
 
 
@@ -942,7 +942,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="4467bc0cd6c4f769",
+    fingerprint="05c51896566c4225",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="ef5f964aaf4062b0",
+    fingerprint="e73910f9e49c71aa",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="00041c40e140cdd2",
+    fingerprint="e71baccfa2a2f360",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="7bfff2e7d4c94d90",
+    fingerprint="dc335cd6a64f033f",
 )
 
 
@@ -1175,7 +1175,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="93f54d5b0b203ff7",
+    fingerprint="6ff8cdbe9a6eb0a1",
 )
 
 
@@ -1211,7 +1211,7 @@ _op_silu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="0fe572df4dec583c",
+    fingerprint="de3b9e2c85247f0e",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="82a44059bb70c45d",
+    fingerprint="efb86193028241a9",
 )
 
 
@@ -1284,7 +1284,7 @@ _op_softmax_cross_entropy = _Op(
     independent=("...",),
     bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
     flops=lambda s: 4 * s["logits_size"],
-    fingerprint="519db33cfb47e0d8",
+    fingerprint="06fa801f6f1520d3",
 )
 
 

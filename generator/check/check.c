@@ -305,12 +305,6 @@ static const char *og_generated_name(const og_op *op, const char *name, size_t i
   return NULL;
 }
 
-/* Where `line` (from 0) and `col` (from 1) of a body's text are in the YAML. */
-static og_loc og_body_loc(const og_body *b, int line, int col) {
-  bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
-  return (og_loc){b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1 + b->quoted};
-}
-
 static void og_check_decl(const char *name, int line, int col, void *ud) {
   og_decl_ctx *c = ud;
   og_buf why = {0};

@@ -148,3 +148,8 @@ void og_op_free(og_op *op) {
   og_source_free(op->src);
   free(op);
 }
+
+og_loc og_body_loc(const og_body *b, int line, int col) {
+  bool block = b->line > b->loc.line; /* a | or > block: columns start at its indent */
+  return (og_loc){b->loc.src, b->line + line, block ? b->indent + col : b->loc.col + col - 1 + b->quoted};
+}

@@ -283,4 +283,7 @@ size_t og_op_nvariants(const og_op *op);
  * variable) `holds`: og_dtype_is_integer, og_dtype_is_float. */
 bool og_array_dtypes_all(const og_op *op, const og_array *a, bool (*holds)(og_dtype));
 
+/* Where `line` (from 0) and `col` (from 1) of a body's text are in the YAML. */
+og_loc og_body_loc(const og_body *b, int line, int col);
+
 #endif /* OG_MODEL_H */

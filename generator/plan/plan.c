@@ -1,5 +1,9 @@
 #include "plan/plan.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/lowp.h"
 #include "util/c_idents.h"
 
 /* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
@@ -32,4 +36,21 @@ void og_plan_op(const og_op *op, og_op_plan *plan) {
   plan->fastmath = op->fastmath;
   plan->rejects = og_op_rejects(op);
   plan->nvariants = og_op_nvariants(op);
+  og_buf body = {0}, prologue = {0};
+  og_lowp_stop stop;
+  const og_body *where;
+  plan->cpu_lowp = og_lowp_rewrite_op(op, &body, &prologue, &stop, &where);
+  free(stop.what);
+  og_buf_free(&body);
+  og_buf_free(&prologue);
+  /* Where the loop cannot convert, bfloat16 arrays reach the kernel as float copies, as
+   * do fixed-dtype bfloat16 ones (which only the widening path reads). */
+  bool bf16 = false;
+  for (size_t t = 0; t < op->ntypes; ++t)
+    for (size_t c = 0; c < op->types[t].nchoices; ++c) bf16 |= !strcmp(op->types[t].choices[c], "bfloat16");
+  const og_array *lists[] = {op->inputs, op->outputs};
+  size_t counts[] = {op->ninputs, op->noutputs};
+  for (size_t l = 0; l < 2; ++l)
+    for (size_t i = 0; i < counts[l]; ++i) bf16 |= lists[l][i].typevar < 0 && !strcmp(lists[l][i].dtype, "bfloat16");
+  plan->widens_bfloat16 = bf16 && !plan->cpu_lowp;
 }

@@ -18,6 +18,8 @@ typedef struct og_op_plan {
   bool fastmath;        /* the CPU kernels may reassociate (OPSPEC_FASTMATH, opspec/cpu.h) */
   bool rejects;         /* some input's check is in_kernel: opspec_reject() is defined */
   size_t nvariants;     /* CPU kernels, one per combination of type-variable choices */
+  bool cpu_lowp;        /* bfloat16/float16 variants compute in float, converting in the loop (plan/lowp.h) */
+  bool widens_bfloat16; /* the CPU handler widens the call's bfloat16 arrays to float copies */
 } og_op_plan;
 
 /* Plans `op`: fills every field of `plan`. */

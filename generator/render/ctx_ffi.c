@@ -515,6 +515,7 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set_bool(v, "has_launch", op->launch.n > 0);
   og_map_set_int(v, "launch_ndims", (int64_t)op->launch.n);
   og_map_set_bool(v, "cuda_batch_grid", plan->cuda_batch_grid);
+  og_map_set_bool(v, "widens_bfloat16", plan->widens_bfloat16);
   /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
   og_map_set(v, "require", og_ctx_require_c(op));
   og_value *require = og_ffi_function("require", "");

@@ -10,6 +10,7 @@
 
 #include "render/ctx_kernels.h"
 
+#include "plan/lowp.h"
 #include "render/c_text.h"
 #include "util/c_idents.h"
 #include "util/escape.h"
@@ -48,7 +49,8 @@ static og_value *og_local(size_t indent, const char *type, const char *name, con
  * element opspec_b of the portable CUDA kernel's opspec_batch (inputs then outputs, as
  * opspec_batch_grid numbers them). `indent`: the columns before each declaration. Adds the type variables the declarations need to
  * `used`. */
-static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched, size_t indent) {
+static og_value *og_locals(const og_op *op, og_idents *used, const char *args, bool batched, size_t indent,
+                           og_idents *stored) {
   og_value *locals = og_value_list();
   const og_array *lists[] = {op->inputs, op->outputs, op->scratch};
   size_t counts[] = {op->ninputs, op->noutputs, op->nscratch};
@@ -57,6 +59,11 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
     for (size_t i = 0; i < counts[l]; ++i) {
       const og_array *a = &lists[l][i];
       const char *ctype = og_array_ctype(a), *konst = a->role == OG_INPUT ? "const " : "";
+      og_buf storage = {0}; /* an input's or output's 2-byte form where the kernel converts (plan/lowp.h) */
+      if (stored && l < 2 && a->typevar >= 0 && og_lowp_typevar(&op->types[a->typevar])) {
+        og_buf_printf(&storage, "OPSPEC_STORAGE_%s", op->types[a->typevar].name);
+        ctype = og_buf_str(&storage);
+      }
       /* An aliased pair shares memory, so neither pointer may be restrict. */
       bool shared = a->role == OG_INPUT ? a->aliased : a->alias_of >= 0;
       if (og_idents_has(used, a->name)) {
@@ -69,8 +76,9 @@ static og_value *og_locals(const og_op *op, og_idents *used, const char *args, b
         else
           og_buf_printf(&value, "(%s%s *)%s%s.data", konst, ctype, args, a->name);
         og_list_push(locals, og_local(indent, og_buf_str(&type), a->name, og_buf_str(&value)));
-        if (a->typevar >= 0) og_idents_add(used, op->types[a->typevar].name);
+        if (a->typevar >= 0) og_idents_add(storage.len ? stored : used, op->types[a->typevar].name);
       }
+      og_buf_free(&storage);
       static const char *const parts[][2] = {{"_size", "const int64_t "}, {"_shape", "const int64_t *"}};
       for (size_t p = 0; p < 2; ++p) {
         og_buf_clear(&name);
@@ -183,35 +191,92 @@ static void og_variant_picks(const og_op *op, size_t v, size_t *pick) {
 }
 
 /* The #defines that _cpu.c includes itself with for one variant, as records {name, pad,
- * value}: OPSPEC_CPU_VARIANT, the function's name, and OPSPEC_CPU_<T> per type variable
- * the kernel uses ({ctype, name} records), the values aligned as .clang-format's
- * AlignConsecutiveMacros aligns them. */
-static og_value *og_cpu_defines(const char *function, const og_value *typedefs) {
+ * value}: OPSPEC_CPU_VARIANT, the function's name, then `pairs` ({name, value}
+ * records: OPSPEC_CPU_<T> per type variable the kernel uses, and the 2-byte macros of
+ * plan/lowp.h), the values aligned as .clang-format's AlignConsecutiveMacros aligns
+ * them. */
+static og_value *og_cpu_defines(const char *function, const og_value *pairs) {
   size_t width = strlen("OPSPEC_CPU_VARIANT");
-  for (size_t d = 0; d < og_list_len(typedefs); ++d) {
-    size_t len = strlen("OPSPEC_CPU_") + strlen(og_value_as_str(og_map_get(og_list_at(typedefs, d), "name")));
+  for (size_t d = 0; d < og_list_len(pairs); ++d) {
+    size_t len = strlen(og_value_as_str(og_map_get(og_list_at(pairs, d), "name")));
     if (len > width) width = len;
   }
   og_value *defines = og_value_list();
-  for (size_t d = 0; d <= og_list_len(typedefs); ++d) {
-    og_buf name = {0}, pad = {0};
-    const og_value *td = d ? og_list_at(typedefs, d - 1) : NULL;
-    if (td)
-      og_buf_printf(&name, "OPSPEC_CPU_%s", og_value_as_str(og_map_get(td, "name")));
-    else
-      og_buf_puts(&name, "OPSPEC_CPU_VARIANT");
-    og_buf_printf(&pad, "%*s", (int)(width + 1 - name.len), "");
+  for (size_t d = 0; d <= og_list_len(pairs); ++d) {
+    og_buf pad = {0};
+    const og_value *pair = d ? og_list_at(pairs, d - 1) : NULL;
+    const char *name = pair ? og_value_as_str(og_map_get(pair, "name")) : "OPSPEC_CPU_VARIANT";
+    og_buf_printf(&pad, "%*s", (int)(width + 1 - strlen(name)), "");
     og_value *define = og_value_map();
-    og_map_set(define, "name", og_value_str_take(og_buf_take(&name)));
+    og_map_set_str(define, "name", name);
     og_map_set(define, "pad", og_value_str_take(og_buf_take(&pad)));
-    og_map_set_str(define, "value", td ? og_value_as_str(og_map_get(td, "ctype")) : function);
+    og_map_set_str(define, "value", pair ? og_value_as_str(og_map_get(pair, "value")) : function);
     og_list_push(defines, define);
   }
   return defines;
 }
 
+static void og_define_push(og_value *pairs, const char *prefix, const char *var, const char *value) {
+  og_value *pair = og_value_map();
+  og_buf name = {0};
+  og_buf_printf(&name, "%s%s", prefix, var);
+  og_map_set(pair, "name", og_value_str_take(og_buf_take(&name)));
+  og_map_set_str(pair, "value", value);
+  og_list_push(pairs, pair);
+}
+
+static void og_define_undef(og_value *undefs, const char *prefix, const char *var) {
+  og_buf name = {0};
+  og_buf_printf(&name, "%s%s", prefix, var);
+  og_list_push(undefs, og_value_str_take(og_buf_take(&name)));
+}
+
+/* The defines of type variable `t` bound to `dtype` in a variant (og_cpu_defines): its
+ * compute type, and where the kernel converts (`lowp`), its storage type and its load
+ * and store conversions (identities where it is not 2-byte). */
+static void og_typevar_defines(const og_op *op, size_t t, const char *dtype, bool lowp, og_value *pairs) {
+  const char *name = op->types[t].name;
+  bool bf16 = !strcmp(dtype, "bfloat16"), f16 = !strcmp(dtype, "float16");
+  /* bfloat16 computes in float either way (no C compiler here has it); float16 where
+   * the kernel converts, else in _Float16. */
+  og_define_push(pairs, "OPSPEC_CPU_", name, bf16 || (f16 && lowp) ? "float" : og_dtype_ctype(dtype));
+  if (!lowp || !og_lowp_typevar(&op->types[t])) return;
+  og_define_push(pairs, "OPSPEC_STORAGE_", name, bf16 || f16 ? "uint16_t" : og_dtype_ctype(dtype));
+  og_define_push(pairs, "OPSPEC_LOAD_", name,
+                 bf16  ? "opspec_load_bfloat16"
+                 : f16 ? "opspec_load_float16"
+                       : "OPSPEC_SAME");
+  og_define_push(pairs, "OPSPEC_STORE_", name,
+                 bf16  ? "opspec_store_bfloat16"
+                 : f16 ? "opspec_store_float16"
+                       : "OPSPEC_SAME");
+}
+
+/* The rewritten body (and prologue) of the 2-byte variants, as og_spec_block records in
+ * `v` (lowp_body, lowp_prologue). */
+static void og_lowp_blocks(const og_op *op, og_value *v) {
+  og_buf body = {0}, prologue = {0};
+  og_lowp_stop stop;
+  const og_body *where;
+  if (og_lowp_rewrite_op(op, &body, &prologue, &stop, &where)) {
+    og_body b = *og_plan_cpu_body(op);
+    b.text = (char *)og_buf_str(&body);
+    og_map_set(v, "lowp_body", og_spec_block(op, &b));
+    og_map_set_bool(v, "has_lowp_body", true);
+    if (!op->cpu.present && op->prologue.present) {
+      og_body p = op->prologue;
+      p.text = (char *)og_buf_str(&prologue);
+      og_map_set(v, "lowp_prologue", og_spec_block(op, &p));
+      og_map_set_bool(v, "has_lowp_prologue", true);
+    }
+  }
+  free(stop.what);
+  og_buf_free(&body);
+  og_buf_free(&prologue);
+}
+
 static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
-  og_idents used = {0};
+  og_idents used = {0}, stored = {0}; /* type variables the code names; those only its 2-byte arrays' storage does */
   const og_body *body = og_plan_cpu_body(op);
   og_idents_scan(&used, body->text);
   bool portable = plan->cpu_portable;
@@ -219,7 +284,7 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (op->prologue.present) og_idents_scan(&used, op->prologue.text);
     for (size_t d = 1; d < op->launch.n; ++d) og_use_expr(&used, op->launch.extents[d]); /* the inner loops' */
   }
-  og_value *locals = og_locals(op, &used, "opspec_args->", false, 2);
+  og_value *locals = og_locals(op, &used, "opspec_args->", false, 2, plan->cpu_lowp ? &stored : NULL);
   /* opspec_reject() reads opspec_args too. */
   og_map_set_bool(v, "cpu_uses_args", og_list_len(locals) || portable || plan->rejects);
   og_map_set(v, "cpu_locals", locals);
@@ -239,26 +304,35 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_variant_picks(op, k, pick);
     og_buf_printf(&fn, "opspec_%s_cpu", op->name);
     og_buf_printf(&comment, "%s on CPU", op->name);
-    bool widened = false;
+    bool bf16 = false, f16 = false;
     for (size_t t = 0; t < op->ntypes; ++t) {
       const char *dtype = op->types[t].choices[pick[t]];
-      /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
-       * float by the handler (runtime/src/handler.c), and narrowed after. */
-      bool bf16 = strcmp(dtype, "bfloat16") == 0;
-      widened |= bf16;
+      bf16 |= !strcmp(dtype, "bfloat16");
+      f16 |= !strcmp(dtype, "float16");
       og_buf_printf(&fn, "_%s", dtype);
       og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
-      if (!og_idents_has(&used, op->types[t].name)) continue;
-      og_value *td = og_value_map();
-      og_map_set_str(td, "ctype", bf16 ? "float" : og_dtype_ctype(dtype));
-      og_map_set_str(td, "name", op->types[t].name);
-      og_list_push(typedefs, td);
+      if (og_idents_has(&used, op->types[t].name) || og_idents_has(&stored, op->types[t].name))
+        og_typevar_defines(op, t, dtype, plan->cpu_lowp, typedefs);
     }
     if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
-    og_buf_puts(&comment, ", computed in float: the handler widens bfloat16 arrays to float and back.");
+    bool lowp = plan->cpu_lowp && (bf16 || f16);
+    if (lowp) {
+      og_value *pair = og_value_map();
+      og_map_set_str(pair, "name", "OPSPEC_CPU_LOWP");
+      og_map_set_str(pair, "value", "1");
+      og_list_push(typedefs, pair);
+      og_buf_puts(&comment, ", computed in float, converting each element in the loop (opspec/lowp.h).");
+    } else if (bf16) {
+      /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
+       * float by the handler (runtime/src/handler.c), and narrowed after. */
+      og_buf_puts(&comment, ", computed in float: the handler widens bfloat16 arrays to float and back.");
+    } else if (f16 && og_lowp_any(op)) {
+      og_buf_puts(&comment, ", computed in _Float16 (the body uses an array not element-wise).");
+    }
     og_map_set(var, "function", og_value_str(og_buf_str(&fn)));
-    /* Only a widened variant's types differ from what its defines say. */
-    og_map_set(var, "comment", widened ? og_value_str_take(og_buf_take(&comment)) : og_value_str(""));
+    /* Only where the compute type differs from the dtype does a variant say how. */
+    og_map_set(var, "comment",
+               lowp || bf16 || (f16 && og_lowp_any(op)) ? og_value_str_take(og_buf_take(&comment)) : og_value_str(""));
     og_map_set(var, "defines", og_cpu_defines(og_buf_str(&fn), typedefs));
     og_value_free(typedefs);
     og_list_push(variants, var);
@@ -275,8 +349,25 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   for (size_t t = 0; t < op->ntypes; ++t)
     if (og_idents_has(&used, op->types[t].name)) og_list_push(typevars, og_value_str(op->types[t].name));
   og_map_set(v, "cpu_typevars", typevars);
+  og_value *undefs = og_value_list();
+  og_map_set_bool(v, "has_lowp_body", false); /* set by og_lowp_blocks */
+  og_map_set_bool(v, "has_lowp_prologue", false);
+  if (plan->cpu_lowp) {
+    static const char *const macros[] = {"OPSPEC_STORAGE_", "OPSPEC_LOAD_", "OPSPEC_STORE_"};
+    for (size_t t = 0; t < op->ntypes; ++t) {
+      const char *name = op->types[t].name;
+      bool in_code = og_idents_has(&used, name), in_storage = og_idents_has(&stored, name);
+      if (!in_code && in_storage) og_define_undef(undefs, "OPSPEC_CPU_", name); /* no typedef reads it */
+      for (size_t m = 0; m < 3 && (in_code || in_storage) && og_lowp_typevar(&op->types[t]); ++m)
+        og_define_undef(undefs, macros[m], name);
+    }
+    og_list_push(undefs, og_value_str("OPSPEC_CPU_LOWP"));
+    og_lowp_blocks(op, v);
+  }
+  og_map_set(v, "cpu_undefs", undefs);
   og_map_set_int(v, "nvariants", (int64_t)nvariants);
   og_idents_free(&used);
+  og_idents_free(&stored);
 }
 
 /* ---- the CUDA kernels -------------------------------------------------------------- */
@@ -329,7 +420,7 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   size_t first = batched ? 1 : 0; /* inside the batch loop */
   if (launch && op->prologue.present) og_idents_scan(&used, op->prologue.text);
   if (launch) og_use_launch(&used, launch);
-  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched, strlen(indents[first])));
+  og_map_set(kernel, "locals", og_locals(op, &used, "opspec_args.", batched, strlen(indents[first]), NULL));
   og_idents_free(&used);
   /* "template <typename T, typename U>" before a kernel of an op with type variables. */
   og_value *typevars = og_value_list();
@@ -449,7 +540,7 @@ static og_value *og_cuda_launcher(const og_op *op, const og_op_plan *plan) {
   og_value *launcher = og_value_map();
   og_idents used = {0};
   og_launch_uses(op, &used);
-  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false, 2));
+  og_map_set(launcher, "locals", og_locals(op, &used, "opspec_args->", false, 2, NULL));
   og_idents_free(&used);
   /* Without one, the launcher runs the portable kernel with its default threads over the
    * extents the handler computed (the same expressions, checked). */

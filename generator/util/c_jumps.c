@@ -5,78 +5,7 @@
 #include <string.h>
 
 #include "util/buf.h"
-
-typedef struct og_token {
-  char *text;
-  int line, col;
-} og_token;
-
-typedef struct og_tokens {
-  og_token *items;
-  size_t n, cap;
-} og_tokens;
-
-static bool og_word_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static bool og_word_char(char c) { return og_word_start(c) || (c >= '0' && c <= '9'); }
-
-static void og_tokens_push(og_tokens *t, const char *start, size_t len, int line, int col) {
-  og_grow((void **)&t->items, &t->cap, t->n + 1, sizeof *t->items);
-  t->items[t->n++] = (og_token){og_xstrndup(start, len), line, col};
-}
-
-/* Identifiers, numbers and single punctuation characters, with their positions. */
-static void og_tokenize(const char *code, og_tokens *out) {
-  int line = 0;
-  const char *line_start = code;
-  bool line_blank = true; /* only blanks so far on this line: a '#' starts a directive */
-  for (const char *p = code; *p;) {
-    const char *start = p;
-    if (*p == '\n') {
-      ++line;
-      line_start = ++p;
-      line_blank = true;
-      continue;
-    }
-    if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\f' || *p == '\v') {
-      ++p;
-      continue;
-    }
-    if ((*p == '#' && line_blank) || (p[0] == '/' && p[1] == '/')) {
-      /* To the end of the line; a directive goes on past a backslash-newline. */
-      bool directive = *p == '#';
-      while (*p && *p != '\n') {
-        if (directive && *p == '\\' && p[1] == '\n') {
-          ++line;
-          line_start = p + 2;
-          ++p;
-        }
-        ++p;
-      }
-      continue;
-    }
-    line_blank = false;
-    if (p[0] == '/' && p[1] == '*') {
-      const char *end = strstr(p + 2, "*/");
-      const char *stop = end ? end + 2 : p + strlen(p);
-      for (; p < stop; ++p)
-        if (*p == '\n') {
-          ++line;
-          line_start = p + 1;
-        }
-    } else if (*p == '"' || *p == '\'') {
-      char quote = *p++;
-      while (*p && *p != quote && *p != '\n') p += (*p == '\\' && p[1]) ? 2 : 1;
-      if (*p == quote) ++p;
-    } else if (og_word_char(*p)) {
-      bool number = !og_word_start(*p);
-      while (og_word_char(*p) || (number && *p == '.')) ++p;
-      og_tokens_push(out, start, (size_t)(p - start), line, (int)(start - line_start) + 1);
-    } else {
-      og_tokens_push(out, start, 1, line, (int)(start - line_start) + 1);
-      ++p;
-    }
-  }
-}
+#include "util/c_tokens.h"
 
 /* A statement the scan is inside: a braced block or the single statement of an
  * unbraced loop or switch. */
@@ -130,7 +59,7 @@ static size_t og_skip_head(const og_tokens *t, size_t i) {
 
 void og_body_jumps(const char *code, og_jump_fn *fn, void *ud) {
   og_tokens t = {0};
-  og_tokenize(code, &t);
+  og_tokenize(code, false, &t);
   og_scan s = {0};
   char pending = 0; /* a loop or switch head was read; its body comes next */
   for (size_t i = 0; i < t.n; ++i) {
@@ -170,7 +99,6 @@ void og_body_jumps(const char *code, og_jump_fn *fn, void *ud) {
       fn(w, t.items[i].line, t.items[i].col, ud);
     }
   }
-  for (size_t i = 0; i < t.n; ++i) free(t.items[i].text);
-  free(t.items);
+  og_tokens_free(&t);
   free(s.frames);
 }

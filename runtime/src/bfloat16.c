@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int64_t opspec_widened_count;
+
+int64_t opspec_widened_arrays(void) { return __atomic_load_n(&opspec_widened_count, __ATOMIC_RELAXED); }
+
 bool opspec_has_bfloat16(const opspec_op_desc *op, const opspec_bound *bound) {
   for (int32_t t = 0; t < op->ntypes; ++t)
     if (bound->dtypes[t] == OPSPEC_DT_bfloat16) return true;
@@ -29,6 +33,7 @@ static XLA_FFI_Error *opspec_widen_one(XLA_FFI_CallFrame *cf, const opspec_op_de
   w->arrays[w->n].count = count;
   w->arrays[w->n].output = output;
   w->n++;
+  __atomic_fetch_add(&opspec_widened_count, 1, __ATOMIC_RELAXED);
   if (batch_rank) {
     *batch_data = copy;
     for (int32_t k = 0; k < batch_rank; ++k) steps[k] *= 2; /* float elements are twice as wide */

@@ -71,8 +71,12 @@ XLA_FFI_Error *opspec_decode(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, vo
 static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
                                            void *args, int32_t i, size_t *bytes) {
   const opspec_array_desc *desc = &op->scratch[i];
-  /* A bfloat16 variant's kernel computes in float (opspec/bfloat16.h): so does its scratch. */
-  size_t elem = opspec_bound_dtype(desc, bound) == OPSPEC_DT_bfloat16 ? sizeof(float) : opspec_elem_size(desc, bound);
+  /* A bfloat16 variant's kernel computes in float, and so does a float16 one that
+   * converts in its loop (opspec/lowp.h): so does its scratch, which it never converts
+   * (a float16 kernel in _Float16 uses half of it). */
+  int32_t dtype = opspec_bound_dtype(desc, bound);
+  size_t elem =
+      dtype == OPSPEC_DT_bfloat16 || dtype == OPSPEC_DT_float16 ? sizeof(float) : opspec_elem_size(desc, bound);
   return opspec_buffer_bytes(cf, op->name, "scratch", desc->name, opspec_array_at(args, desc->offset)->size, elem,
                              bytes);
 }
@@ -237,7 +241,8 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
   int64_t outer = bound->launch[0], inner = 1;
   for (int32_t d = 1; d < op->launch_ndims; ++d) inner = opspec_sat_mul(inner, bound->launch[d]);
   bool empty = outer <= 0 || inner <= 0;
-  if (empty) { /* outputs get zeros, as on GPU (a widened bfloat16 output's copy was calloc'ed) */
+  if (empty) { /* outputs get zeros, as on GPU (a widened bfloat16 output's copy was calloc'ed; an
+                 * output converted in the loop is XLA's buffer, zeroed at its 2 bytes an element) */
     for (int64_t b = 0; b < batch->count; ++b) {
       if (batch->rank) opspec_batch_point(batch, op, args, b);
       for (int32_t i = 0; i < op->noutputs; ++i) {
@@ -286,7 +291,8 @@ static bool opspec_is_input(const XLA_FFI_CallFrame *cf, const void *data) {
 
 /* check_op's test for unwritten outputs (opspec_set_output_fill): each output that is
  * not an input's memory, every batch element of it, filled with `byte` before the
- * kernel runs; a widened bfloat16 output's float copy, which is what the kernel writes. */
+ * kernel runs; a widened bfloat16 output's float copy, which is what the kernel writes
+ * (an output the kernel converts in its loop is filled as it is, 2 bytes an element). */
 static void opspec_fill_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
                                 const opspec_widened *wide, int byte) {
   for (int32_t o = 0; o < op->noutputs; ++o) {
@@ -322,7 +328,9 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
     }
   if (err) return err;
   if (op->kernel_checked) *opspec_rejected_flag(op, args) = &c->rejected;
-  if (opspec_has_bfloat16(op, &c->bound) && (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
+  /* Only an op whose body cannot convert in its loop (op->widens_bfloat16). */
+  if (op->widens_bfloat16 && opspec_has_bfloat16(op, &c->bound) &&
+      (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
     return err;
   const int fill = opspec_output_fill();
   if (fill >= 0) opspec_fill_outputs(cf, op, &c->bound, &c->wide, fill);

@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <limits.h>
 
+#include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
 #include "opspec/parallel.h"
@@ -250,6 +251,14 @@ static PyObject *opspec_py_checks_enabled(PyObject *self, PyObject *unused) {
   return PyBool_FromLong(opspec_checks_enabled());
 }
 
+/* How many bfloat16 arrays CPU handlers have widened to float copies (opspec/bfloat16.h):
+ * tests see that an op that converts in its loop made none. */
+static PyObject *opspec_py_widened_arrays(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyLong_FromLongLong((long long)opspec_widened_arrays());
+}
+
 /* check_op's test for unwritten outputs: a byte 0..255 to fill outputs with before each
  * kernel, or -1 for off (opspec_set_output_fill). */
 static PyObject *opspec_py_set_output_fill(PyObject *self, PyObject *arg) {
@@ -292,6 +301,8 @@ static PyMethodDef opspec_py_methods[] = {
     {"cpu_pool", opspec_py_cpu_pool, METH_NOARGS, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},
     {"set_checks", opspec_py_set_checks, METH_O, "Turn the input contents checks of every handler on or off."},
     {"checks_enabled", opspec_py_checks_enabled, METH_NOARGS, "Whether the handlers check input contents."},
+    {"widened_arrays", opspec_py_widened_arrays, METH_NOARGS,
+     "How many bfloat16 arrays CPU handlers have widened to float copies since load."},
     {"set_output_fill", opspec_py_set_output_fill, METH_O,
      "Fill outputs with a byte before each kernel (-1: off); opspec.testing.check_op's unwritten check."},
     {NULL, NULL, 0, NULL},

@@ -121,5 +121,5 @@ def test_half_operators_the_simulator_rejects_as_nvcc_does(tmp_path):
     assert "ambiguous" in half[0] and "operator>" in half[0]
     assert len(bf16) == 1 and bf16[0].startswith("specs/bf16_literal.yaml:10:"), errors
     assert "ambiguous" in bf16[0] and "operator*" in bf16[0]
-    # The CPU kernels (C, _Float16 and bfloat16 widened to float) were never the problem.
+    # The CPU kernels (C: float16 and bfloat16 computed in float) were never the problem.
     assert not [e for e in errors if e not in half + bf16 and not e.startswith("ninja: build stopped")], errors

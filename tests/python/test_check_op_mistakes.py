@@ -99,7 +99,8 @@ def test_an_unwritten_column_fails_naming_the_output_and_index(checking, rng):
 
 
 def test_an_unwritten_bfloat16_column_fails(checking, rng):
-    """The CPU kernel of bfloat16 writes a float copy of the output: the fill reaches it."""
+    """The CPU kernel of bfloat16 stores each output element as bfloat16 in the loop (the
+    handler makes no float copy): the fill of the 2-byte buffer reaches it."""
     x = rng.uniform(-2, 2, (2, 3)).astype(ml_dtypes.bfloat16)
     with pytest.raises(AssertionError, match=r"unwritten cpu: output 'y' element \[0, 2\] was not written"):
         check_op(checking.ops.pairs_unwritten, x)

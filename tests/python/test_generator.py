@@ -126,7 +126,72 @@ NEW_SPEC = textwrap.dedent("""\
     """)
 
 
-register_tree_specs(__name__, {"axpy": NEW_SPEC})
+# A body that reads a 2-byte array through a pointer: its bfloat16 and float16 variants
+# cannot convert in the loop, so they compute as before (bfloat16 on float copies the
+# handler makes, float16 in _Float16), and opspec-gen says where and why.
+DEREF_SPEC = textwrap.dedent("""\
+    op: deref_twice
+    doc: out = 2 * x, read through a pointer.
+    types: {T: [float32, float16, bfloat16]}
+    inputs:
+      - {name: x, dtype: T, shape: [...]}
+    outputs:
+      - {name: out, dtype: T, shape: [...]}
+    launch: [x_size]
+    kernel: |
+      const T *p = x + i;
+      out[i] = *p * (T)2;
+    """)
+
+register_tree_specs(__name__, {"axpy": NEW_SPEC, "deref_twice": DEREF_SPEC})
+
+
+def test_a_body_that_cannot_convert_in_the_loop_gets_a_note_and_widening(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "deref_twice.yaml").write_text(DEREF_SPEC)
+    r = gen(
+        "--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), "specs/deref_twice.yaml", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    # The note points at the use, quotes its line with a caret, and says what it costs.
+    assert "specs/deref_twice.yaml:11:13: note: 'p' is used through '*'" in r.stderr, r.stderr
+    assert " 11 |   out[i] = *p * (T)2;\n    |             ^\n" in r.stderr, r.stderr
+    assert "widens and narrows" in r.stderr and "_Float16" in r.stderr, r.stderr
+    ops = tmp_path / "gen" / "ops"
+    assert ".widens_bfloat16 = true," in (ops / "deref_twice_ffi.c").read_text()
+    cpu = (ops / "deref_twice_cpu.c").read_text()
+    assert "T = bfloat16, computed in float: the handler widens bfloat16 arrays to float and back." in cpu
+    assert "T = float16, computed in _Float16" in cpu and "OPSPEC_CPU_LOWP" not in cpu
+    assert "OPSPEC_CPU_LOWP" not in (ops / "deref_twice_body.inc").read_text()
+    # A shipped spec converts in its loop, and gets no note.
+    r = gen("--check", "specs/relu.yaml")
+    assert r.returncode == 0 and "note:" not in r.stderr, r.stderr
+    assert ".widens_bfloat16" not in (ROOT / "generated" / "ops" / "relu_ffi.c").read_text()
+
+
+@pytest.mark.slow
+def test_a_body_that_falls_back_still_computes_right(tree_build):
+    """The widening path of a bfloat16 body that reads through a pointer (and float16 in
+    _Float16) gives the right values, and the handler counts its float copies."""
+    project, build = tree_build
+    check = textwrap.dedent("""\
+        import numpy as np, ml_dtypes, jax, opspec
+        from opspec import _opspec
+        for dtype in (ml_dtypes.bfloat16, np.float16, np.float32):
+            x = np.random.default_rng(0).standard_normal(1000).astype(dtype)
+            before = _opspec.widened_arrays()
+            got = np.asarray(jax.jit(opspec.ops.deref_twice)(x))
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.astype(np.float32), (x.astype(np.float32) * 2).astype(dtype).astype(np.float32))
+            widened = _opspec.widened_arrays() - before
+            assert widened == (2 if dtype == ml_dtypes.bfloat16 else 0), (dtype, widened)
+        print("deref_twice ok")
+        """)
+    env = dict(os.environ, PYTHONPATH=str(build / "python"))
+    r = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "deref_twice ok" in r.stdout
 
 
 @pytest.mark.slow

@@ -85,3 +85,20 @@ def test_fastmath_is_what_vectorises_matvecs_row_sum(tmp_path):
     loops = vec_report.report(tmp_path / "gen" / "ops" / "matvec_cpu.c", "gcc", includes, [], "x86-64-v3")
     body = [lp for lp in loops if lp.required]
     assert body and all(lp.in_order and not lp.vectorized for lp in body), body
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="the report is GCC's")
+@pytest.mark.parametrize("form", ["x86-64", "x86-64-v3"])
+@pytest.mark.parametrize("op", ["sigmoid", "relu", "rms_norm", "gelu_tanh"])
+def test_two_byte_variants_vectorise_converting_in_the_loop(op, form):
+    # bfloat16 and float16 compute in float, each element converted as it is loaded and
+    # stored (opspec/lowp.h): the same loops as float32's vectorise, with no widening pass
+    # in the handler (the descriptor does not ask for one).
+    includes = [str(ROOT / "runtime" / "include"), str(ROOT / "generated"), vec_report.xla_include()]
+    loops = vec_report.report(ROOT / "generated" / "ops" / f"{op}_cpu.c", "gcc", includes, [], form)
+    for dtype in ("bfloat16", "float16"):
+        required = [lp for lp in loops if lp.dtype == dtype and lp.required]
+        assert required, f"{op} {dtype}: no loop required (is it the in-loop path?)"
+        missed = [f"{lp.where}: {'; '.join(lp.reasons)}" for lp in required if not lp.vectorized]
+        assert not missed, f"{op} {dtype} ({form}): " + "\n".join(missed)
+    assert "widens_bfloat16" not in (ROOT / "generated" / "ops" / f"{op}_ffi.c").read_text()

@@ -1,8 +1,11 @@
 /* bfloat16 on CPU: no C compiler this project builds with computes in bfloat16 (GCC 12
  * has no __bf16 in C), so a kernel variant for a type variable's bfloat16 choice is
- * compiled for float, and the CPU handler hands it float copies of the call's bfloat16
- * arrays: inputs widened exactly, outputs narrowed back rounded to nearest even, NaN kept
- * a NaN. CUDA kernels compute in __nv_bfloat16 and need none of this. */
+ * compiled for float. Where its body reads and writes bfloat16 arrays only element by
+ * element, the kernel converts each element in its loop (opspec/lowp.h) and needs
+ * nothing here. Otherwise (opspec_op_desc.widens_bfloat16) the CPU handler hands it
+ * float copies of the call's bfloat16 arrays: inputs widened exactly, outputs narrowed
+ * back rounded to nearest even, NaN kept a NaN. CUDA kernels compute in __nv_bfloat16
+ * and need none of this. */
 #ifndef OPSPEC_BFLOAT16_H
 #define OPSPEC_BFLOAT16_H
 
@@ -22,6 +25,9 @@ typedef struct opspec_widened {
     bool output;
   } arrays[OPSPEC_MAX_INPUTS + OPSPEC_MAX_OUTPUTS];
 } opspec_widened;
+
+/* Arrays widened since the extension loaded, every call's (tests read it: _opspec.widened_arrays). */
+int64_t opspec_widened_arrays(void);
 
 /* Whether the call bound a type variable to bfloat16. */
 bool opspec_has_bfloat16(const opspec_op_desc *op, const opspec_bound *bound);

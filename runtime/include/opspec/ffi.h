@@ -253,6 +253,12 @@ typedef struct opspec_op_desc {
    * kernel without scratch (the batch along the grid's z, or in each thread's loop for a
    * 3-D launch). Otherwise the handler enqueues each element's launches in turn. */
   bool cuda_batch_grid;
+  /* The CPU kernel's bfloat16 variants compute on float copies of the call's bfloat16
+   * arrays, which the handler makes and writes back (opspec/bfloat16.h): the body uses
+   * such an array other than element by element (opspec-gen's note says where). Without
+   * it, a bfloat16 variant converts each element as it loads and stores it, in the loop
+   * (opspec/lowp.h), and the arrays reach the kernel as they are. */
+  bool widens_bfloat16;
 } opspec_op_desc;
 
 /* What binding the inputs established. opspec_bind_inputs initialises only what says

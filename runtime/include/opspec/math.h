@@ -30,6 +30,7 @@
 
 #if !defined(__cplusplus)
 
+#include "opspec/lowp.h"
 #include "opspec/vmath.h"
 
 #if defined(OPSPEC_LIBMVEC) && defined(__GNUC__) && !defined(__clang__)

@@ -1,0 +1,77 @@
+/* bfloat16 and float16 in a CPU kernel that computes in float (docs/spec.md, "bfloat16 and float16 on CPU").
+ *
+ * A bfloat16 or float16 variant of a portable op keeps its arrays in their 2-byte form
+ * (`uint16_t` bits, OPSPEC_STORAGE_<T>) and computes in float (T is float there): the
+ * generator rewrites every element read `x[i]` of such an array into
+ * OPSPEC_LOAD_T(x[i]) and every store `y[i] = v` into `y[i] = OPSPEC_STORE_T(v)`
+ * (generator/util/c_lowp.c). These are the conversions those macros name: integer and
+ * float operations without branches, which GCC vectorises (shifts, masks, compares and
+ * selects), so that the loop stays one vector loop with no widening pass around it.
+ * Widening is exact; narrowing rounds to nearest, ties to even, and keeps a NaN a quiet
+ * NaN (its sign and the payload bits that fit). Included by opspec/math.h, after a
+ * fastmath file's optimisation pragma, so that these inline into its kernels.
+ */
+#ifndef OPSPEC_LOWP_H
+#define OPSPEC_LOWP_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* The identity, for a variant whose type variable is not 2-byte. */
+#define OPSPEC_SAME(v) (v)
+
+static inline uint32_t opspec_lowp_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float opspec_lowp_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* bfloat16 is the upper half of a float32. */
+static inline float opspec_load_bfloat16(uint16_t bits) { return opspec_lowp_float((uint32_t)bits << 16); }
+
+/* Round to nearest even by adding 0x7fff plus the lowest kept bit; a NaN keeps its upper
+ * half with the quiet bit set (rounding could carry it into infinity). */
+static inline uint16_t opspec_store_bfloat16(float value) {
+  uint32_t u = opspec_lowp_bits(value);
+  uint32_t nan = u >> 16 | 0x40u;
+  uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
+  return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+/* float16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits. A normal half's
+ * exponent moves by 127 - 15 = 112; infinity and NaN (exponent 31) move to 255, a NaN
+ * quietened; a subnormal (exponent 0) is its mantissa times 2^-24, exact in float. */
+static inline float opspec_load_float16(uint16_t bits) {
+  uint32_t magnitude = bits & 0x7fffu;
+  uint32_t sign = (uint32_t)(bits & 0x8000u) << 16;
+  uint32_t normal = (magnitude << 13) + (112u << 23);
+  uint32_t special = (normal + (112u << 23)) | (magnitude > 0x7c00u ? 0x00400000u : 0u);
+  uint32_t subnormal = opspec_lowp_bits((float)(int32_t)magnitude * 0x1p-24f);
+  uint32_t out = magnitude >= 0x7c00u ? special : magnitude < 0x0400u ? subnormal : normal;
+  return opspec_lowp_float(out | sign);
+}
+
+/* A float of magnitude `a` (bits) at or above 2^-14 (half's smallest normal) drops 13
+ * mantissa bits, rounded to nearest even (a carry into the exponent is right, up to
+ * infinity); at 2^16 and above, and infinity, the result is infinity. Below 2^-14 the
+ * half is subnormal, a multiple of 2^-24: adding 0.5f, whose ulp is 2^-24, rounds the
+ * magnitude to that multiple in the FPU's own round-to-nearest-even, and the sum's low
+ * mantissa bits are the half's. */
+static inline uint16_t opspec_store_float16(float value) {
+  uint32_t u = opspec_lowp_bits(value);
+  uint32_t a = u & 0x7fffffffu;
+  uint32_t sign = u >> 16 & 0x8000u;
+  uint32_t nan = 0x7e00u | (a >> 13 & 0x3ffu);
+  uint32_t normal = ((a + 0xfffu + (a >> 13 & 1u)) >> 13) - (112u << 10);
+  uint32_t subnormal = opspec_lowp_bits(opspec_lowp_float(a) + 0.5f) - 0x3f000000u;
+  uint32_t out = a > 0x7f800000u ? nan : a >= 0x47800000u ? 0x7c00u : a >= 0x38800000u ? normal : subnormal;
+  return (uint16_t)(out | sign);
+}
+
+#endif /* OPSPEC_LOWP_H */
