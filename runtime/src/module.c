@@ -209,6 +209,14 @@ static PyObject *opspec_py_cpu_forms(PyObject *self, PyObject *unused) {
   return PyUnicode_FromString(opspec_cpu_forms());
 }
 
+static PyObject *opspec_py_last_work(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  int64_t w[4];
+  opspec_last_work(w);
+  return Py_BuildValue("(LLLL)", (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
+}
+
 static PyObject *opspec_py_set_parallel_threshold(PyObject *self, PyObject *arg) {
   (void)self;
   long long n = PyLong_AsLongLong(arg);
@@ -300,6 +308,8 @@ static PyMethodDef opspec_py_methods[] = {
      "Work (elements) at which portable CPU loops go parallel."},
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS,
      "Work (elements) at which portable CPU loops go parallel."},
+    {"last_work", opspec_py_last_work, METH_NOARGS,
+     "(bytes, flops, work, work without the formulas) of the last portable CPU call."},
     {"parallel_stats", opspec_py_parallel_stats, METH_NOARGS,
      "(loops, chunks) handed to more than one thread since the process started."},
     {"set_cpu_pool", opspec_py_set_cpu_pool, METH_O, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},

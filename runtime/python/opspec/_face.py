@@ -87,8 +87,9 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
     def set_parallel_threshold(work: int) -> None:
         """Sets the work at which the package's portable CPU kernels go parallel (values
         below 1 become 1), for this process, over the value it started with. Work counts
-        elements: the larger of a call's loop trips and its largest buffer's elements
-        (docs/performance.md, "Work, not trips")."""
+        elements: the larger of a call's loop trips, its largest buffer's elements and
+        its spec's ``bytes:`` / 12 and ``flops:`` / 2 (docs/performance.md, "Work, not
+        trips")."""
         native.set_parallel_threshold(int(work))
 
     def parallel_threshold() -> int:
