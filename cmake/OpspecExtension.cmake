@@ -329,6 +329,12 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     target_compile_options(${target} PRIVATE -march=native)
     target_compile_definitions(${target} PRIVATE OPSPEC_NO_CPU_CLONES)
   endif()
+  # OPSPEC_CPU_V4=OFF: no x86-64-v4 (AVX-512) form of the kernels, two forms rather than
+  # three (opspec/cpu.h; the form costs compile time and size: docs/performance.md,
+  # "CPU forms"). Unset, as in a user's project that never names it: the form is built.
+  if(DEFINED OPSPEC_CPU_V4 AND NOT OPSPEC_CPU_V4)
+    target_compile_definitions(${target} PRIVATE OPSPEC_NO_CPU_V4)
+  endif()
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME _opspec
     C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF

@@ -10,8 +10,11 @@ the generated file's for the launch loops), whether it vectorised, and GCC's rea
 when it did not. Compile only: a few seconds for every shipped op.
 
 Each kernel is compiled once per CPU form the build makes (target_clones in
-opspec/cpu.h): baseline x86-64 (SSE2) and x86-64-v3 (AVX2, FMA, F16C); AVX-512
-(x86-64-v4) can be added with --forms.
+opspec/cpu.h): baseline x86-64 (SSE2), x86-64-v3 (AVX2, FMA, F16C) and x86-64-v4
+(AVX-512; --forms picks others). A vectorised loop shows the width of its vectors in
+bytes (`vectorized/32B`): 16 in the baseline form, 32 in x86-64-v3 and 64 in x86-64-v4
+(GCC 12, whose generic tuning there takes 512-bit vectors; `-- -mprefer-vector-width=256`
+shows the 256-bit form of AVX-512 code).
 
 Required, and the exit status is 1 when one is missed: the innermost loop of every
 portable kernel (`kernel:`), for its float32, float64, float16 and bfloat16 variants in
@@ -43,6 +46,7 @@ MESSAGE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>o
 FUNCTION = re.compile(r"^;; Function (?P<name>\S+) ")
 VARIANT = re.compile(r"^opspec_(?P<op>\w+?)_cpu_(?P<dtype>float16|bfloat16|float32|float64|\w+)$")
 DONE = re.compile(r"vectorized (\d+) loops in function")
+WIDTH = re.compile(r"using (\d+) byte vectors")
 
 
 @dataclasses.dataclass
@@ -55,6 +59,7 @@ class Loop:
     reasons: list[str] = dataclasses.field(default_factory=list)
     required: bool = False
     form: str = ""
+    vector_bytes: int = 0  # the widest vectors GCC used for it (its main loop), 0: none
 
 
 def xla_include() -> str:
@@ -150,6 +155,7 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
             for loop in pending:
                 seen = merged.setdefault(loop.where, Loop(op, dtype, loop.where, form=form))
                 seen.vectorized |= loop.vectorized
+                seen.vector_bytes = max(seen.vector_bytes, loop.vector_bytes)
                 seen.reasons += [r for r in loop.reasons if r not in seen.reasons]
             for loop in merged.values():
                 in_body = "_cpu.c:" not in loop.where
@@ -174,7 +180,8 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
             pending, current, in_order = [], None, set()
             continue
         if kind == "optimized" and msg.startswith("loop vectorized"):
-            current = Loop("", "", where, vectorized=True)
+            width = WIDTH.search(msg)
+            current = Loop("", "", where, vectorized=True, vector_bytes=int(width[1]) if width else 0)
             pending.append(current)
         elif kind == "missed" and msg.startswith("couldn't vectorize loop"):
             current = Loop("", "", where)
@@ -226,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generated", default=str(ROOT / "generated"))
     parser.add_argument("--cc", default="gcc")
     parser.add_argument(
-        "--forms", default="x86-64,x86-64-v3", help="-march values, comma-separated (the CPU forms the build makes)"
+        "--forms",
+        default="x86-64,x86-64-v3,x86-64-v4",
+        help="-march values, comma-separated (the CPU forms the build makes)",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the required loops that missed")
     parser.add_argument("extra", nargs="*", help="more compiler flags (after --), e.g. -mavx2")
@@ -239,12 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for loops in results:
         for loop in loops:
-            status = "vectorized" if loop.vectorized else ("MISSED" if loop.required else "scalar")
+            status = "MISSED" if loop.required else "scalar"
+            if loop.vectorized:
+                status = f"vectorized/{loop.vector_bytes}B" if loop.vector_bytes else "vectorized"
             failed += loop.required and not loop.vectorized
             if args.quiet and not (loop.required and not loop.vectorized):
                 continue
             why = "; ".join(loop.reasons[:2])
-            print(f"{loop.op:15} {loop.dtype:8} {loop.form:9} {loop.where:34} {status:10} {why}")
+            print(f"{loop.op:15} {loop.dtype:8} {loop.form:9} {loop.where:34} {status:14} {why}")
     print(f"{failed} required loop(s) not vectorised", file=sys.stderr)
     return 1 if failed else 0
 

@@ -30,9 +30,19 @@ static XLA_FFI_Error *opspec_abs_two_pass_shapes(XLA_FFI_CallFrame *cf, void *ar
   return NULL;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_abs_two_pass_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_abs_two_pass_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_mul(opspec_safe_mul(4, args->n), T);
+  cost[1] = opspec_safe_mul(2, args->n);
+}
+
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "f927305380f73baa",
+    .fingerprint = "5b4dc1106016bb1c",
     .args_size = sizeof(opspec_abs_two_pass_args),
     OPSPEC_DESC_TABLE(inputs, opspec_abs_two_pass_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_abs_two_pass_outputs),
@@ -40,6 +50,7 @@ static const opspec_op_desc opspec_abs_two_pass_desc = {
     OPSPEC_DESC_TABLE(types, opspec_abs_two_pass_types),
     OPSPEC_DESC_TABLE(symbols, opspec_abs_two_pass_symbols),
     .shapes = opspec_abs_two_pass_shapes,
+    .cost = opspec_abs_two_pass_cost,
 };
 
 /* Its XLA FFI handlers: opspec_abs_two_pass_cpu, _cuda and _cuda_sim (opspec/handlers.h). */

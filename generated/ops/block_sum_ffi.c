@@ -37,9 +37,19 @@ static XLA_FFI_Error *opspec_block_sum_cuda_config(XLA_FFI_CallFrame *cf, const 
   return opspec_check_sizes(cf, "block_sum", sizes, OPSPEC_COUNT(sizes));
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_block_sum_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_block_sum_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(args->n, T), opspec_safe_mul(opspec_safe_cdiv(args->n, 256), T));
+  cost[1] = args->n;
+}
+
 static const opspec_op_desc opspec_block_sum_desc = {
     .name = "block_sum",
-    .fingerprint = "b8a4d24ed07a9664",
+    .fingerprint = "1007e9413b945b60",
     .args_size = sizeof(opspec_block_sum_args),
     OPSPEC_DESC_TABLE(inputs, opspec_block_sum_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_block_sum_outputs),
@@ -47,6 +57,7 @@ static const opspec_op_desc opspec_block_sum_desc = {
     OPSPEC_DESC_TABLE(symbols, opspec_block_sum_symbols),
     .shapes = opspec_block_sum_shapes,
     .cuda = opspec_block_sum_cuda_config,
+    .cost = opspec_block_sum_cost,
 };
 
 /* Its XLA FFI handlers: opspec_block_sum_cpu, _cuda and _cuda_sim (opspec/handlers.h). */

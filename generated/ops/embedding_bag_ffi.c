@@ -58,9 +58,19 @@ static XLA_FFI_Error *opspec_embedding_bag_kernel_checked(XLA_FFI_CallFrame *cf,
   return err;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_embedding_bag_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_embedding_bag_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), opspec_safe_add(opspec_safe_mul(args->dim, T), 4)), opspec_safe_mul(opspec_safe_mul(args->bags, args->dim), T));
+  cost[1] = opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), args->dim);
+}
+
 static const opspec_op_desc opspec_embedding_bag_desc = {
     .name = "embedding_bag",
-    .fingerprint = "47945a747ba2995c",
+    .fingerprint = "450597d3b902e6dc",
     .args_size = sizeof(opspec_embedding_bag_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_bag_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_bag_outputs),
@@ -69,6 +79,7 @@ static const opspec_op_desc opspec_embedding_bag_desc = {
     .shapes = opspec_embedding_bag_shapes,
     .launch = opspec_embedding_bag_launch_sizes,
     .kernel_checked = opspec_embedding_bag_kernel_checked,
+    .cost = opspec_embedding_bag_cost,
     .rejected_at = OPSPEC_AT(opspec_rejected),
     .launch_ndims = 1,
     .cuda_batch_grid = true,

@@ -61,9 +61,19 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_kernel_checked(XLA_FFI_CallFr
   return err;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_embedding_scatter_add_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_embedding_scatter_add_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->dim), T), 4)), opspec_safe_mul(opspec_safe_mul(args->vocab, args->dim), T));
+  cost[1] = opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), args->dim);
+}
+
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "4cccfe7f78b0c2cc",
+    .fingerprint = "c3b687a948a120ea",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_scatter_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_scatter_add_outputs),
@@ -73,6 +83,7 @@ static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     OPSPEC_DESC_TABLE(attrs, opspec_embedding_scatter_add_attrs),
     .shapes = opspec_embedding_scatter_add_shapes,
     .kernel_checked = opspec_embedding_scatter_add_kernel_checked,
+    .cost = opspec_embedding_scatter_add_cost,
     .rejected_at = OPSPEC_AT(opspec_rejected),
 };
 

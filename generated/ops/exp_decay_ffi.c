@@ -27,9 +27,19 @@ static XLA_FFI_Error *opspec_exp_decay_launch_sizes(XLA_FFI_CallFrame *cf, const
   return NULL;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_exp_decay_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_exp_decay_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->n), T), T);
+  cost[1] = args->n;
+}
+
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "fa0f26e921a0a807",
+    .fingerprint = "5fb27d148b6e2153",
     .args_size = sizeof(opspec_exp_decay_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_decay_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_decay_outputs),
@@ -37,6 +47,7 @@ static const opspec_op_desc opspec_exp_decay_desc = {
     OPSPEC_DESC_TABLE(types, opspec_exp_decay_types),
     OPSPEC_DESC_TABLE(symbols, opspec_exp_decay_symbols),
     .launch = opspec_exp_decay_launch_sizes,
+    .cost = opspec_exp_decay_cost,
     .launch_ndims = 1,
     .cuda_batch_grid = true,
 };

@@ -34,9 +34,19 @@ static XLA_FFI_Error *opspec_layer_norm_launch_sizes(XLA_FFI_CallFrame *cf, cons
   return opspec_check_sizes(cf, "layer_norm", sizes, OPSPEC_COUNT(sizes));
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_layer_norm_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_layer_norm_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->x.size), T), opspec_safe_mul(opspec_safe_mul(2, args->n), T));
+  cost[1] = opspec_safe_mul(7, args->x.size);
+}
+
 static const opspec_op_desc opspec_layer_norm_desc = {
     .name = "layer_norm",
-    .fingerprint = "fa89c87ef0c1062f",
+    .fingerprint = "7557208dfcc256a2",
     .args_size = sizeof(opspec_layer_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_layer_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_layer_norm_outputs),
@@ -44,6 +54,7 @@ static const opspec_op_desc opspec_layer_norm_desc = {
     OPSPEC_DESC_TABLE(symbols, opspec_layer_norm_symbols),
     OPSPEC_DESC_TABLE(attrs, opspec_layer_norm_attrs),
     .launch = opspec_layer_norm_launch_sizes,
+    .cost = opspec_layer_norm_cost,
     .launch_ndims = 1,
     .cuda_batch_grid = true,
 };

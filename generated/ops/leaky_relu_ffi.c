@@ -27,15 +27,26 @@ static XLA_FFI_Error *opspec_leaky_relu_launch_sizes(XLA_FFI_CallFrame *cf, cons
   return NULL;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_leaky_relu_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_leaky_relu_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_mul(opspec_safe_mul(2, args->x.size), T);
+  cost[1] = args->x.size;
+}
+
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "c8d9f5babe8eede9",
+    .fingerprint = "58312c8c4f83c3d9",
     .args_size = sizeof(opspec_leaky_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_leaky_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_leaky_relu_outputs),
     OPSPEC_DESC_TABLE(types, opspec_leaky_relu_types),
     OPSPEC_DESC_TABLE(attrs, opspec_leaky_relu_attrs),
     .launch = opspec_leaky_relu_launch_sizes,
+    .cost = opspec_leaky_relu_cost,
     .launch_ndims = 1,
     .cuda_batch_grid = true,
 };

@@ -15,13 +15,24 @@ static const opspec_typevar_desc opspec_max_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_max_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_max_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(args->x.size, T), T);
+  cost[1] = args->x.size;
+}
+
 static const opspec_op_desc opspec_max_desc = {
     .name = "max",
-    .fingerprint = "52ac3f776dde344d",
+    .fingerprint = "a45d97e17211fcbd",
     .args_size = sizeof(opspec_max_args),
     OPSPEC_DESC_TABLE(inputs, opspec_max_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_max_outputs),
     OPSPEC_DESC_TABLE(types, opspec_max_types),
+    .cost = opspec_max_cost,
 };
 
 /* Its XLA FFI handler: opspec_max_cpu (opspec/handlers.h). */

@@ -16,13 +16,24 @@ static const opspec_typevar_desc opspec_parallel_add_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_parallel_add_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_parallel_add_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_mul(opspec_safe_mul(3, args->x.size), T);
+  cost[1] = args->x.size;
+}
+
 static const opspec_op_desc opspec_parallel_add_desc = {
     .name = "parallel_add",
-    .fingerprint = "24b18e01ae37e282",
+    .fingerprint = "f7c9f64e6ded823b",
     .args_size = sizeof(opspec_parallel_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_parallel_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_parallel_add_outputs),
     OPSPEC_DESC_TABLE(types, opspec_parallel_add_types),
+    .cost = opspec_parallel_add_cost,
 };
 
 /* Its XLA FFI handler: opspec_parallel_add_cpu (opspec/handlers.h). */

@@ -46,9 +46,19 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
   return NULL;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_rope_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_rope_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->x.size), T), opspec_safe_mul(opspec_safe_mul(opspec_safe_mul(2, args->seq), args->half), T));
+  cost[1] = opspec_safe_mul(3, args->x.size);
+}
+
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "e71baccfa2a2f360",
+    .fingerprint = "6d272bc91a801227",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),
@@ -56,6 +66,7 @@ static const opspec_op_desc opspec_rope_desc = {
     OPSPEC_DESC_TABLE(symbols, opspec_rope_symbols),
     .launch = opspec_rope_launch_sizes,
     .require = opspec_rope_require,
+    .cost = opspec_rope_cost,
     .launch_ndims = 2,
     .cuda_batch_grid = true,
 };

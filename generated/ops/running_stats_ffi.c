@@ -19,14 +19,25 @@ static const opspec_symbol_desc opspec_running_stats_symbols[] = {
     {"n", OPSPEC_AT(n)},
 };
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_running_stats_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_running_stats_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->n), T), opspec_safe_mul(2, T));
+  cost[1] = opspec_safe_mul(4, args->n);
+}
+
 static const opspec_op_desc opspec_running_stats_desc = {
     .name = "running_stats",
-    .fingerprint = "98e4e7ae65929d7e",
+    .fingerprint = "4baa3fbec0c041f1",
     .args_size = sizeof(opspec_running_stats_args),
     OPSPEC_DESC_TABLE(inputs, opspec_running_stats_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_running_stats_outputs),
     OPSPEC_DESC_TABLE(types, opspec_running_stats_types),
     OPSPEC_DESC_TABLE(symbols, opspec_running_stats_symbols),
+    .cost = opspec_running_stats_cost,
 };
 
 /* Its XLA FFI handler: opspec_running_stats_cpu (opspec/handlers.h). */

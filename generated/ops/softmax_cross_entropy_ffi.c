@@ -56,9 +56,19 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_kernel_checked(XLA_FFI_CallFr
   return err;
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_softmax_cross_entropy_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_softmax_cross_entropy_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_mul(args->logits.size, T), opspec_safe_mul(args->labels.size, 4)), opspec_safe_mul(args->labels.size, T));
+  cost[1] = opspec_safe_mul(4, args->logits.size);
+}
+
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "06fa801f6f1520d3",
+    .fingerprint = "e04bc1a8e067480d",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),
@@ -67,6 +77,7 @@ static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .shapes = opspec_softmax_cross_entropy_shapes,
     .launch = opspec_softmax_cross_entropy_launch_sizes,
     .kernel_checked = opspec_softmax_cross_entropy_kernel_checked,
+    .cost = opspec_softmax_cross_entropy_cost,
     .rejected_at = OPSPEC_AT(opspec_rejected),
     .launch_ndims = 1,
     .cuda_batch_grid = true,

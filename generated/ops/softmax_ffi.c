@@ -28,15 +28,26 @@ static XLA_FFI_Error *opspec_softmax_launch_sizes(XLA_FFI_CallFrame *cf, const v
   return opspec_check_sizes(cf, "softmax", sizes, OPSPEC_COUNT(sizes));
 }
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_softmax_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_softmax_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_mul(opspec_safe_mul(2, args->x.size), T);
+  cost[1] = opspec_safe_mul(5, args->x.size);
+}
+
 static const opspec_op_desc opspec_softmax_desc = {
     .name = "softmax",
-    .fingerprint = "efb86193028241a9",
+    .fingerprint = "52e8b141bd77e863",
     .args_size = sizeof(opspec_softmax_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_outputs),
     OPSPEC_DESC_TABLE(types, opspec_softmax_types),
     OPSPEC_DESC_TABLE(symbols, opspec_softmax_symbols),
     .launch = opspec_softmax_launch_sizes,
+    .cost = opspec_softmax_cost,
     .launch_ndims = 1,
     .cuda_batch_grid = true,
 };

@@ -15,13 +15,24 @@ static const opspec_typevar_desc opspec_sum_types[] = {
     {"T", 2, (const int32_t[]){OPSPEC_DT_float32, OPSPEC_DT_float64}},
 };
 
+/* The spec's `bytes:` and `flops:` of a call (cost[0], cost[1]; left as they are where
+ * the spec gives none, OPSPEC_SIZE_INVALID past int64), a type variable its element
+ * size: the work that decides the call's threads (runtime/src/handler.c). */
+static void opspec_sum_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
+  const opspec_sum_args *args = argp;
+  const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
+  cost[0] = opspec_safe_add(opspec_safe_mul(args->x.size, T), T);
+  cost[1] = args->x.size;
+}
+
 static const opspec_op_desc opspec_sum_desc = {
     .name = "sum",
-    .fingerprint = "d0d07d182871ae8d",
+    .fingerprint = "ca7c9befd2dbf212",
     .args_size = sizeof(opspec_sum_args),
     OPSPEC_DESC_TABLE(inputs, opspec_sum_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_sum_outputs),
     OPSPEC_DESC_TABLE(types, opspec_sum_types),
+    .cost = opspec_sum_cost,
 };
 
 /* Its XLA FFI handler: opspec_sum_cpu (opspec/handlers.h). */

@@ -84,7 +84,7 @@ _op_abs_two_pass = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="f927305380f73baa",
+    fingerprint="5b4dc1106016bb1c",
 )
 
 
@@ -130,7 +130,7 @@ _op_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="8919ad1ab5ce5166",
+    fingerprint="de532a14d3e150cd",
 )
 
 
@@ -167,7 +167,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="b8a4d24ed07a9664",
+    fingerprint="1007e9413b945b60",
 )
 
 
@@ -213,7 +213,7 @@ _op_csr_matvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["n"] * s["T"] + (s["rows_p1"] - 1) * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="54f82c00c8679d79",
+    fingerprint="4caa8fa348b56288",
 )
 
 
@@ -262,7 +262,7 @@ _op_csr_rmatvec = _Op(
     },
     bytes=lambda s: s["nnz"] * (s["T"] + 4) + s["rows_p1"] * 4 + s["rows"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 2 * s["nnz"],
-    fingerprint="e78e0e17304def9d",
+    fingerprint="283902a438f6103b",
 )
 
 
@@ -308,7 +308,7 @@ _op_embedding_bag = _Op(
     independent=("bags",),
     bytes=lambda s: s["bags"] * s["bag_size"] * (s["dim"] * s["T"] + 4) + s["bags"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="47945a747ba2995c",
+    fingerprint="450597d3b902e6dc",
 )
 
 
@@ -348,7 +348,7 @@ _op_embedding_scatter_add = _Op(
     reduce={"bags": "sum"},
     bytes=lambda s: s["bags"] * s["bag_size"] * (2 * s["dim"] * s["T"] + 4) + s["vocab"] * s["dim"] * s["T"],
     flops=lambda s: s["bags"] * s["bag_size"] * s["dim"],
-    fingerprint="4cccfe7f78b0c2cc",
+    fingerprint="c3b687a948a120ea",
 )
 
 
@@ -400,7 +400,7 @@ _op_exp_decay = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="fa0f26e921a0a807",
+    fingerprint="5fb27d148b6e2153",
 )
 
 
@@ -452,7 +452,7 @@ _op_exp_trace = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + s["T"],
     flops=lambda s: 2 * s["n"],
-    fingerprint="6ced7e1516cdc6bf",
+    fingerprint="6e7d23dabea352e9",
 )
 
 
@@ -492,7 +492,7 @@ _op_gelu_tanh = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 9 * s["x_size"],
-    fingerprint="ad8bdc6773776fb1",
+    fingerprint="5041e96ae4fe1b32",
 )
 
 
@@ -537,7 +537,7 @@ _op_hadamard = _Op(
     independent=("m", "n"),
     bytes=lambda s: 3 * s["m"] * s["n"] * s["T"],
     flops=lambda s: s["m"] * s["n"],
-    fingerprint="51494df4034ee624",
+    fingerprint="33084c9d8bc6c7f8",
 )
 
 
@@ -597,7 +597,7 @@ _op_layer_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["n"] * s["T"],
     flops=lambda s: 7 * s["x_size"],
-    fingerprint="fa89c87ef0c1062f",
+    fingerprint="7557208dfcc256a2",
 )
 
 
@@ -640,7 +640,7 @@ _op_leaky_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="c8d9f5babe8eede9",
+    fingerprint="58312c8c4f83c3d9",
 )
 
 
@@ -679,7 +679,7 @@ _op_lif = _Op(
     independent=("n",),
     bytes=lambda s: 3 * s["n"] * s["T"] + 4 * s["n"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="9e5c5ec85b094a1b",
+    fingerprint="324368ef0194f086",
 )
 
 
@@ -770,7 +770,7 @@ _op_lif_surrogate = _Op(
     independent=("n",),
     bytes=lambda s: 4 * s["n"] * s["T"] + 4 * s["T"],
     flops=lambda s: 6 * s["n"],
-    fingerprint="dbc63e36b43185ed",
+    fingerprint="b6410b2a7972bb01",
 )
 
 
@@ -828,7 +828,7 @@ _op_matvec = _Op(
     independent=("rows",),
     bytes=lambda s: s["rows"] * s["cols"] * s["T"] + s["cols"] * s["T"] + s["rows"] * s["T"],
     flops=lambda s: 2 * s["rows"] * s["cols"],
-    fingerprint="f53ef7bcb792d9c6",
+    fingerprint="3dcf7ce4ac7d2e95",
 )
 
 
@@ -862,7 +862,7 @@ _op_max = _Op(
     reduce={"...": "max"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="52ac3f776dde344d",
+    fingerprint="a45d97e17211fcbd",
 )
 
 
@@ -905,7 +905,7 @@ _op_parallel_add = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="24b18e01ae37e282",
+    fingerprint="f7c9f64e6ded823b",
 )
 
 
@@ -942,7 +942,7 @@ _op_relu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="05c51896566c4225",
+    fingerprint="e6511907418a32ce",
 )
 
 
@@ -988,7 +988,7 @@ _op_rms_norm = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + s["n"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="e73910f9e49c71aa",
+    fingerprint="162b8c20a8671b59",
 )
 
 
@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="e71baccfa2a2f360",
+    fingerprint="6d272bc91a801227",
 )
 
 
@@ -1096,7 +1096,7 @@ _op_running_stats = _Op(
     },
     bytes=lambda s: 2 * s["n"] * s["T"] + 2 * s["T"],
     flops=lambda s: 4 * s["n"],
-    fingerprint="98e4e7ae65929d7e",
+    fingerprint="4baa3fbec0c041f1",
 )
 
 
@@ -1141,7 +1141,7 @@ _op_scale = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + s["T"],
     flops=lambda s: s["n"],
-    fingerprint="dc335cd6a64f033f",
+    fingerprint="2e8bb153e63f07dd",
 )
 
 
@@ -1175,7 +1175,7 @@ _op_sigmoid = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 4 * s["x_size"],
-    fingerprint="6ff8cdbe9a6eb0a1",
+    fingerprint="5cbb90102a148aa6",
 )
 
 
@@ -1211,7 +1211,7 @@ _op_silu = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="de3b9e2c85247f0e",
+    fingerprint="bfb0992de12a0d0f",
 )
 
 
@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="efb86193028241a9",
+    fingerprint="52e8b141bd77e863",
 )
 
 
@@ -1284,7 +1284,7 @@ _op_softmax_cross_entropy = _Op(
     independent=("...",),
     bytes=lambda s: s["logits_size"] * s["T"] + s["labels_size"] * 4 + s["labels_size"] * s["T"],
     flops=lambda s: 4 * s["logits_size"],
-    fingerprint="06fa801f6f1520d3",
+    fingerprint="e04bc1a8e067480d",
 )
 
 
@@ -1322,7 +1322,7 @@ _op_spike_reset = _Op(
     independent=("n",),
     bytes=lambda s: 2 * s["n"] * s["T"] + 4 * s["n"] + 2 * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="c169e9504b634e63",
+    fingerprint="be044a6543d7eff2",
 )
 
 
@@ -1364,7 +1364,7 @@ _op_split = _Op(
     independent=("...",),
     bytes=lambda s: 3 * s["x_size"] * s["T"],
     flops=lambda s: 2 * s["x_size"],
-    fingerprint="e6828a3895489e12",
+    fingerprint="2b514e4fc44be284",
 )
 
 
@@ -1399,7 +1399,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="6a54b45911146466",
+    fingerprint="e2dd322483e67eaf",
 )
 
 
@@ -1455,7 +1455,7 @@ _op_sum = _Op(
     reduce={"...": "sum"},
     bytes=lambda s: s["x_size"] * s["T"] + s["T"],
     flops=lambda s: s["x_size"],
-    fingerprint="d0d07d182871ae8d",
+    fingerprint="ca7c9befd2dbf212",
 )
 
 

@@ -116,10 +116,16 @@ og_value *og_c_expr(const og_expr *e) {
   return og_value_str_take(og_buf_take(&b));
 }
 
-/* In handlers, symbols, attributes and sizes live in the args struct. */
+/* In handlers, symbols, attributes and sizes live in the args struct; a type variable
+ * (only `bytes:` and `flops:` name one: its element size) is a local of the same name. */
 static void og_spell_args(og_buf *out, const char *name, void *ud) {
   const og_op *op = ud;
   size_t len = strlen(name);
+  for (size_t t = 0; op && t < op->ntypes; ++t)
+    if (strcmp(op->types[t].name, name) == 0) {
+      og_buf_puts(out, name);
+      return;
+    }
   /* NAME_size is the size of array NAME: args->NAME.size. */
   if (len > 5 && strcmp(name + len - 5, "_size") == 0) {
     char *base = og_xstrndup(name, len - 5);

@@ -474,6 +474,45 @@ static og_value *og_ffi_aliases(const og_op *op) {
   return og_value_str_take(og_buf_take(&aliases));
 }
 
+/* Whether expression `e` names type variable `ud` (a string). */
+typedef struct og_name_search {
+  const char *name;
+  bool found;
+} og_name_search;
+
+static void og_find_name(const og_expr *n, void *ud) {
+  og_name_search *s = ud;
+  s->found |= strcmp(n->name, s->name) == 0;
+}
+
+/* The spec's `bytes:` and `flops:` as C over a call's args (templates/op_ffi.c.tmpl,
+ * `cost`): {index, value} per formula given, and the type variables they name
+ * ({name, index}), each an element size there. NULL lists where the spec gives neither. */
+static void og_ffi_cost(const og_op *op, og_value *v) {
+  const og_expr *exprs[] = {op->bytes, op->flops};
+  og_value *costs = og_value_list(), *types = og_value_list();
+  for (int c = 0; c < 2; ++c) {
+    if (!exprs[c]) continue;
+    og_value *cost = og_value_map();
+    og_map_set_int(cost, "index", c);
+    og_map_set(cost, "value", og_c_expr_checked(op, exprs[c]));
+    og_list_push(costs, cost);
+  }
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    og_name_search search = {op->types[t].name, false};
+    for (int c = 0; c < 2; ++c)
+      if (exprs[c]) og_expr_visit_names(exprs[c], og_find_name, &search);
+    if (!search.found) continue;
+    og_value *type = og_value_map();
+    og_map_set_str(type, "name", op->types[t].name);
+    og_map_set_int(type, "index", (int64_t)t);
+    og_list_push(types, type);
+  }
+  og_map_set_bool(v, "cost_types_used", og_list_len(types) > 0);
+  og_map_set(v, "cost", costs);
+  og_map_set(v, "cost_types", types);
+}
+
 void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_value *tables = og_value_list();
   size_t nextents = 0;
@@ -518,6 +557,7 @@ void og_ctx_ffi(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set_bool(v, "widens_bfloat16", plan->widens_bfloat16);
   /* `require:`: a function of its own (templates/op_ffi.c.tmpl) */
   og_map_set(v, "require", og_ctx_require_c(op));
+  og_ffi_cost(op, v);
   og_value *require = og_ffi_function("require", "");
   og_map_set(v, "require_head", og_ffi_head(op, require));
   og_value_free(require);

@@ -52,3 +52,35 @@ int64_t opspec_parallel_threshold(void) { return atomic_load(&opspec_threshold);
 void opspec_cpu_zero(void *data, size_t bytes) {
   if (bytes) memset(data, 0, bytes);
 }
+
+/* As GCC's resolver of target_clones chooses (its generated resolver, GCC 12: the
+ * highest priority clone whose test passes, the ISA levels highest first, each tested
+ * by __builtin_cpu_supports of its name, which also asks whether the OS saves the AVX
+ * state). clang 14's resolver runs the default form everywhere (opspec/cpu.h). */
+const char *opspec_cpu_form(void) {
+#if defined(OPSPEC_NO_CPU_CLONES)
+  return "native";
+#elif OPSPEC_CPU_FORMS == 1
+  return "default";
+#elif defined(__clang__)
+  return "x86-64";
+#else
+#if OPSPEC_CPU_FORMS >= 3
+  if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+#endif
+  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+  return "x86-64";
+#endif
+}
+
+const char *opspec_cpu_forms(void) {
+#if defined(OPSPEC_NO_CPU_CLONES)
+  return "native";
+#elif OPSPEC_CPU_FORMS == 3
+  return "x86-64,x86-64-v3,x86-64-v4";
+#elif OPSPEC_CPU_FORMS == 2
+  return "x86-64,x86-64-v3";
+#else
+  return "default";
+#endif
+}

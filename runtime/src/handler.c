@@ -2,6 +2,7 @@
  * into the op's args struct, check contents, provide scratch memory, run the kernel of
  * the bound type variant, over every batch element, in parallel where it pays.
  * Generated code describes; this file does, once. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,17 +83,50 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
 }
 
 /* The work of a call, which decides whether its loop goes parallel and how it is cut,
- * counts elements: the larger of its launch trips and the elements of its largest
- * buffer (input or output, all batch elements together). An element-wise op's largest
- * buffer has one element per trip, so its work is its trips, in every dtype, as when
- * trips alone decided (and `python -m opspec tune`, which times `add`, measures in the
- * same unit); a row-wise op, one trip per row and a body that loops over the row,
- * counts every element of its rows. The largest buffer rather than the bytes of all of
- * them: bytes would move element-wise ops' decisions with their dtype and their number
- * of arrays. An op that reads a small part of a large input (a gather from a table)
- * counts the whole table: it may go parallel early, which costs a helper's wake-up. The
- * spec's `bytes:`/`flops:` would be a better measure where given, but no C is
- * generated for them (docs/spec.md). */
+ * counts elements of work: the larger of its launch trips and the elements of its
+ * largest buffer (input or output, all batch elements together), and, where the spec
+ * gives `bytes:` or `flops:` (op->cost, the generated C of the formulas), its bytes /
+ * OPSPEC_WORK_BYTES and its flops / OPSPEC_WORK_FLOPS. An element-wise op's largest
+ * buffer has one element per trip, so without formulas its work is its trips; a
+ * row-wise op, one trip per row and a body that loops over the row, counts every
+ * element of its rows. The formulas' units are one element of float32 `add` (x, y and
+ * out: 12 bytes and 1 flop; the op `python -m opspec tune` times), whose work stays its
+ * elements: bytes count an op that moves more memory per element (`lif`: 16 bytes), and
+ * flops one that computes more (n^2 flops on n elements; `gelu_tanh`'s 9 per element).
+ * A flop counts half an element: in cache `add` ran at about 0.3 ns per element,
+ * `sigmoid` (4 flops, one an `exp`) 0.6, `lif` (6 flops) 0.34 (docs/performance.md,
+ * "CPU forms"), so a flop is worth between a fifth of an element and one. The formulas
+ * only add work, never take it away: a gather from a large table still counts the
+ * whole table (it may go parallel early, which costs a helper's wake-up), since an op
+ * that ran parallel must not go back to one thread without a measurement saying so.
+ * A raw `cpu:` body decides with opspec_cpu_parallel(trips) itself, by its own trips. */
+#define OPSPEC_WORK_BYTES 12
+#define OPSPEC_WORK_FLOPS 2
+
+static _Atomic int64_t opspec_last[4] = {-2, -2, -2, -2}; /* opspec_last_work */
+
+void opspec_last_work(int64_t out[4]) {
+  for (int i = 0; i < 4; ++i) out[i] = atomic_exchange_explicit(&opspec_last[i], -2, memory_order_relaxed);
+}
+
+/* The work of one batch element from the spec's formulas, or -1 where it gives none (or
+ * a formula divides by zero or passes int64). */
+static int64_t opspec_formula_work(const opspec_op_desc *op, const opspec_bound *bound, const void *args) {
+  int64_t cost[2] = {-1, -1};
+  if (op->cost) op->cost(args, bound->dtypes, cost);
+  atomic_store_explicit(&opspec_last[0], cost[0], memory_order_relaxed);
+  atomic_store_explicit(&opspec_last[1], cost[1], memory_order_relaxed);
+  if (!op->cost) return -1;
+  int64_t by_bytes = cost[0] >= 0 ? cost[0] / OPSPEC_WORK_BYTES : -1;
+  int64_t by_flops = cost[1] >= 0 ? cost[1] / OPSPEC_WORK_FLOPS : -1;
+  return opspec_max(by_bytes, by_flops);
+}
+
+/* Records a call's work (`work`) beside what the count without the formulas gave. */
+static void opspec_record_work(int64_t work, int64_t without_formulas) {
+  atomic_store_explicit(&opspec_last[2], work, memory_order_relaxed);
+  atomic_store_explicit(&opspec_last[3], without_formulas, memory_order_relaxed);
+}
 
 /* A parallel loop's chunks, for work that reaches the threshold: about
  * OPSPEC_CHUNKS_PER_THREAD per thread, so that the caller can take over the share of a
@@ -253,17 +287,19 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
     return;
   }
   int64_t element_trips = opspec_sat_mul(outer, inner);
-  int64_t call_elements = opspec_largest_buffer(op, batch, args);
+  int64_t by_buffers = opspec_max(element_trips, opspec_largest_buffer(op, batch, args) / batch->count);
+  int64_t by_formulas = opspec_formula_work(op, bound, args);
+  int64_t element_work = opspec_max(by_buffers, by_formulas);
+  opspec_record_work(opspec_sat_mul(element_work, batch->count), opspec_sat_mul(by_buffers, batch->count));
   opspec_range_loop l = {op, NULL, kernel, args, {NULL, NULL}, outer, 0, outer};
   /* Elements share one scratch buffer, so with scratch (or an index space past int64)
    * they run one after the other, each in parallel on its own. */
   if (batch->rank && op->nscratch == 0 && opspec_sat_mul(outer, batch->count) < INT64_MAX) {
     l.batch = batch;
     l.total = outer * batch->count;
-    opspec_run_ranges(cf, &l, opspec_max(opspec_sat_mul(element_trips, batch->count), call_elements));
+    opspec_run_ranges(cf, &l, opspec_sat_mul(element_work, batch->count));
     return;
   }
-  int64_t element_work = opspec_max(element_trips, call_elements / batch->count);
   for (int64_t b = 0; b < batch->count; ++b) {
     if (batch->rank) opspec_batch_point(batch, op, args, b);
     opspec_run_ranges(cf, &l, element_work);

@@ -198,6 +198,26 @@ static PyObject *opspec_py_cpu_threads(PyObject *self, PyObject *unused) {
   return PyLong_FromLong(opspec_cpu_threads());
 }
 
+static PyObject *opspec_py_cpu_form(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyUnicode_FromString(opspec_cpu_form());
+}
+
+static PyObject *opspec_py_cpu_forms(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyUnicode_FromString(opspec_cpu_forms());
+}
+
+static PyObject *opspec_py_last_work(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  int64_t w[4];
+  opspec_last_work(w);
+  return Py_BuildValue("(LLLL)", (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
+}
+
 static PyObject *opspec_py_set_parallel_threshold(PyObject *self, PyObject *arg) {
   (void)self;
   long long n = PyLong_AsLongLong(arg);
@@ -291,10 +311,14 @@ static PyMethodDef opspec_py_methods[] = {
 #endif
     {"set_cpu_threads", opspec_py_set_cpu_threads, METH_O, "Cap the threads of a parallel loop (0: the CPUs)."},
     {"cpu_threads", opspec_py_cpu_threads, METH_NOARGS, "Threads a parallel CPU loop may use."},
+    {"cpu_form", opspec_py_cpu_form, METH_NOARGS, "The form of the CPU kernels that runs on this CPU."},
+    {"cpu_forms", opspec_py_cpu_forms, METH_NOARGS, "The forms of the CPU kernels the build made, comma-separated."},
     {"set_parallel_threshold", opspec_py_set_parallel_threshold, METH_O,
      "Work (elements) at which portable CPU loops go parallel."},
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS,
      "Work (elements) at which portable CPU loops go parallel."},
+    {"last_work", opspec_py_last_work, METH_NOARGS,
+     "(bytes, flops, work, work without the formulas) of the last portable CPU call."},
     {"parallel_stats", opspec_py_parallel_stats, METH_NOARGS,
      "(loops, chunks) handed to more than one thread since the process started."},
     {"set_cpu_pool", opspec_py_set_cpu_pool, METH_O, "Where parallel loops' helpers come from (OPSPEC_POOL_*)."},

@@ -1,6 +1,7 @@
 """Threads by work (runtime/src/handler.c): a portable loop goes parallel, and is cut into
-chunks, by the work of its call, the larger of its launch trips and the elements of its
-largest buffer, not by its trips alone. A row-wise op over few long rows (one trip per
+chunks, by the work of its call, the larger of its launch trips, the elements of its
+largest buffer and its spec's `bytes:`/`flops:` in units of float32 `add`'s element, not
+by its trips alone. A row-wise op over few long rows (one trip per
 row) uses every thread; an element-wise op decides as before, in every dtype.
 
 What the handler decided is read from the native module's counter
@@ -94,16 +95,20 @@ def test_shipped_matvec_over_few_long_rows_goes_parallel(rng, default_threshold)
     np.testing.assert_allclose(np.asarray(out), As.astype(np.float64) @ x, rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-def test_element_wise_decisions_are_unchanged(rng, dtype, default_threshold):
+@pytest.mark.parametrize("dtype, per_element", [(np.float32, 1), (np.float64, 2), (np.float16, 1)])
+def test_element_wise_decisions_count_bytes(rng, dtype, per_element, default_threshold):
     """`add`: serial one element below the threshold, parallel from it, in the chunks
-    trips alone gave (one trip per element, and no buffer has more elements)."""
+    trips alone gave (one trip per element, and no buffer has more elements), for
+    float32 and float16; float64 moves 24 bytes an element, two elements of float32 work
+    by its spec's `bytes:` (handler.c), so it goes parallel from half the threshold."""
     native = opspec._opspec
     nthreads = threads(native)
     add = jax.jit(opspec.ops.add)
-    for n, parallel in [(THRESHOLD - 1, False), (THRESHOLD, True), (3 * THRESHOLD + 5, True)]:
+    first = -(-THRESHOLD // per_element)  # the first parallel size
+    for n, parallel in [(first - 1, False), (first, True), (3 * THRESHOLD + 5, True)]:
         x = (rng.standard_normal(n) * 100).astype(dtype)
         y = (rng.standard_normal(n) * 100).astype(dtype)
         (loops, chunks), out = stats_of(native, lambda x=x, y=y: add(x, y))
-        assert (loops, chunks) == ((1, expected_chunks(n, n, nthreads)) if parallel else (0, 0)), n
+        want = (1, expected_chunks(n * per_element, n, nthreads)) if parallel else (0, 0)
+        assert (loops, chunks) == want, n
         np.testing.assert_array_equal(np.asarray(out), x + y)

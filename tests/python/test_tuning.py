@@ -127,6 +127,11 @@ def test_tune_saves_what_the_next_import_reads(tmp_path):
     if data["threads"] >= 2:  # the row-wise op's crossover, in the same unit, beside it
         assert data["crossovers"]["add"] == saved and data["crossovers"]["matvec"] in (4096, 8192, _tune.NEVER)
         assert [r["size"] for r in data["matvec_rows"]] == [4096, 8192]
+        # gelu_tanh: 2n / 9 elements, n elements of work by its `flops:` (handler.c); its
+        # crossover counts the work the handler reported for each row.
+        assert [r["work"] for r in data["gelu_tanh_rows"]] == [4095, 8190]
+        works = {r["work"] for r in data["gelu_tanh_rows"]}
+        assert data["crossovers"]["gelu_tanh"] in works | {_tune.NEVER}
     out, _ = run_python(PROBE, tmp_path)
     assert out == [str(saved), str(tmp_path / "opspec" / files[0])]
 

@@ -28,7 +28,7 @@ BODIES = {
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="the report is GCC's")
-@pytest.mark.parametrize("form", ["x86-64", "x86-64-v3"])
+@pytest.mark.parametrize("form", ["x86-64", "x86-64-v3", "x86-64-v4"])
 def test_fastmath_keeps_every_loop_that_vectorises_without_it(tmp_path, form):
     gen = os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen"))
     if not os.path.exists(gen):

@@ -1,5 +1,5 @@
-"""Each math function a body calls on T (opspec/math.h, opspec/vmath.h) vectorises in both
-CPU forms (issue 29 item 3): a one-function body per function is generated, with and
+"""Each math function a body calls on T (opspec/math.h, opspec/vmath.h) vectorises in every
+CPU form (issue 29 item 3): a one-function body per function is generated, with and
 without `fastmath: true`, and compiled as the extension compiles it, with GCC's
 vectoriser report (scripts/vec_report.py). Their accuracy: tests/c/test_vmath.c."""
 
@@ -34,7 +34,7 @@ SCALAR_DOUBLE = {"log1p", "erf"}
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="the report is GCC's")
-@pytest.mark.parametrize("form", ["x86-64", "x86-64-v3"])
+@pytest.mark.parametrize("form", ["x86-64", "x86-64-v3", "x86-64-v4"])
 def test_every_math_function_vectorises(tmp_path, form):
     gen = os.environ.get("OPSPEC_GEN", str(ROOT / "build" / "generator" / "opspec-gen"))
     if not os.path.exists(gen):

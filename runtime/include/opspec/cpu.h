@@ -32,18 +32,28 @@
 #endif
 /* clang-format on */
 
-/* Each CPU kernel in two forms, the one for the CPU chosen when the extension loads
- * (target_clones: an ifunc): baseline x86-64 (SSE2), and x86-64-v3 (AVX2, FMA, F16C;
+/* Each CPU kernel in several forms, the one for the CPU chosen when the extension loads
+ * (target_clones: an ifunc): baseline x86-64 (SSE2), x86-64-v3 (AVX2, FMA, F16C;
  * Haswell and Zen on), which ran the shipped kernels 1.3-4x faster in cache on the
- * project's machine (docs/performance.md, "CPU forms"). No AVX-512 form: no machine of
- * the project has AVX-512 to measure one on. Only on x86-64 ELF (ifuncs) with GCC 12+
- * or clang 14+ (which know the x86-64-v3 name), and not where the build targets one CPU
- * already (OPSPEC_NATIVE defines OPSPEC_NO_CPU_CLONES). */
-#if defined(__x86_64__) && defined(__ELF__) && !defined(OPSPEC_NO_CPU_CLONES) && \
+ * project's machine, and x86-64-v4 (AVX-512F/BW/CD/DQ/VL: Skylake-SP, Ice Lake, Zen 4
+ * on; docs/performance.md, "CPU forms"). Only on x86-64 ELF (ifuncs) with GCC 12+ or
+ * clang 14+ (which know the x86-64-v3 name), and not where the build targets one CPU
+ * already (OPSPEC_NATIVE defines OPSPEC_NO_CPU_CLONES). The x86-64-v4 form with GCC
+ * only, and not under OPSPEC_NO_CPU_V4 (CMake: -DOPSPEC_CPU_V4=OFF): clang 14's
+ * resolver of `arch=` clones compares the CPU's vendor with none (its IR shows it), so
+ * it runs the default form on every CPU, and drops a third clone. OPSPEC_CPU_FORMS: how
+ * many forms each kernel has. */
+#if defined(__x86_64__) && defined(__ELF__) && !defined(OPSPEC_NO_CPU_CLONES) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ >= 12 && !defined(OPSPEC_NO_CPU_V4)
+#define OPSPEC_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define OPSPEC_CPU_FORMS  3
+#elif defined(__x86_64__) && defined(__ELF__) && !defined(OPSPEC_NO_CPU_CLONES) && \
     ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || (defined(__clang__) && __clang_major__ >= 14))
 #define OPSPEC_CPU_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define OPSPEC_CPU_FORMS  2
 #else
 #define OPSPEC_CPU_CLONES
+#define OPSPEC_CPU_FORMS 1
 #endif
 
 #ifdef __cplusplus
@@ -63,6 +73,13 @@ bool opspec_cpu_parallel(int64_t trips);
  * function, not memset, so that a body's own names (an array called `memset`) cannot
  * shadow it in generated kernels. */
 void opspec_cpu_zero(void *data, size_t bytes);
+
+/* The form of the kernels that runs on this CPU, as the clones' resolver chooses it:
+ * "x86-64-v4", "x86-64-v3" or "x86-64" (the default form); "native" where the build
+ * compiled one form for its machine (OPSPEC_NATIVE), "default" where it made no clones. */
+const char *opspec_cpu_form(void);
+/* The forms the build made, best last, separated by commas: "x86-64,x86-64-v3,x86-64-v4". */
+const char *opspec_cpu_forms(void);
 
 void opspec_set_cpu_threads(int n);            /* 0: the default */
 void opspec_set_parallel_threshold(int64_t n); /* work at which loops go parallel (docs/performance.md) */

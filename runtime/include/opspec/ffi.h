@@ -222,6 +222,9 @@ typedef struct opspec_typevar_desc {
 typedef XLA_FFI_Error *opspec_shapes_fn(XLA_FFI_CallFrame *cf, void *args, int64_t *extents);
 typedef XLA_FFI_Error *opspec_args_fn(XLA_FFI_CallFrame *cf, const void *args);
 typedef XLA_FFI_Error *opspec_launch_fn(XLA_FFI_CallFrame *cf, const void *args, int64_t *extents);
+/* The spec's `bytes:` (cost[0]) and `flops:` (cost[1]) of a call whose type variables
+ * are bound to `dtypes`; leaves alone an entry the spec does not give. */
+typedef void opspec_cost_fn(const void *args, const int32_t *dtypes, int64_t *cost);
 
 typedef struct opspec_op_desc {
   const char *name;
@@ -242,6 +245,9 @@ typedef struct opspec_op_desc {
   opspec_shapes_fn *shapes;
   opspec_launch_fn *launch;
   opspec_args_fn *contents, *cuda, *kernel_checked;
+  /* The spec's `bytes:`/`flops:` as C, or NULL where it gives neither: the work of a
+   * call, which decides its threads (runtime/src/handler.c). */
+  opspec_cost_fn *cost;
   /* The spec's `require:`: NULL, or the check of the call's symbols and attributes that
    * opspec_decode runs once they are bound (an error names the condition and values). */
   opspec_args_fn *require;

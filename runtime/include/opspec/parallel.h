@@ -48,6 +48,12 @@ void opspec_parallel_run(XLA_FFI_CallFrame *cf, int64_t nchunks, int threads, op
  * (a loop that then finds the helpers busy and runs alone counts too). For tests and
  * debugging: Python reads it as <package>._opspec.parallel_stats(). */
 void opspec_parallel_stats(int64_t *loops, int64_t *chunks);
+/* The work of the last call of a portable kernel (runtime/src/handler.c), for tests:
+ * out[0], out[1] its `bytes:` and `flops:` (-1 where the spec gives none), out[2] the
+ * work that decided its threads, out[3] the work counted without the formulas; -2 in
+ * each where no such call ran since the last read, which clears them. Python reads it
+ * as <package>._opspec.last_work(). */
+void opspec_last_work(int64_t out[4]);
 
 /* Whether the calling thread is running a chunk of a parallel loop: a loop inside it
  * (a raw `cpu:` body's own OpenMP loop on a batch element) must then stay serial. */

@@ -38,6 +38,7 @@ NAMES = (
     "parallel_threshold_source",
     "set_cpu_pool",
     "cpu_pool",
+    "cpu_form",
     "set_checks",
     "checks_enabled",
     "target_name",
@@ -86,8 +87,9 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
     def set_parallel_threshold(work: int) -> None:
         """Sets the work at which the package's portable CPU kernels go parallel (values
         below 1 become 1), for this process, over the value it started with. Work counts
-        elements: the larger of a call's loop trips and its largest buffer's elements
-        (docs/performance.md, "Work, not trips")."""
+        elements: the larger of a call's loop trips, its largest buffer's elements and
+        its spec's ``bytes:`` / 12 and ``flops:`` / 2 (docs/performance.md, "Work, not
+        trips")."""
         native.set_parallel_threshold(int(work))
 
     def parallel_threshold() -> int:
@@ -112,6 +114,17 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
         """The pool the package's parallel CPU loops use: ``"opspec"``, ``"xla"`` or
         ``"openmp"``."""
         return _tune.pool_name(native.cpu_pool())
+
+    def cpu_form() -> str:
+        """The form of the package's CPU kernels that runs on this CPU, as the loader
+        chose it among the forms the build made (``target_clones``, opspec/cpu.h):
+        ``"x86-64-v4"`` (AVX-512), ``"x86-64-v3"`` (AVX2, FMA, F16C) or ``"x86-64"``
+        (SSE2); ``"native"`` for a build with ``OPSPEC_NATIVE=ON`` (one form, for the
+        build machine), ``"default"`` where the build made no forms (not x86-64 ELF, or an
+        older compiler). docs/performance.md, "CPU forms"."""
+        if not hasattr(native, "cpu_form"):
+            raise RuntimeError(f"{package} was built before cpu_form existed: rebuild it against the installed opspec")
+        return native.cpu_form()
 
     def set_checks(enabled: bool) -> None:
         """Turns the input contents checks on or off, for every op of the package,
@@ -140,6 +153,7 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
         parallel_threshold_source,
         set_cpu_pool,
         cpu_pool,
+        cpu_form,
         set_checks,
         checks_enabled,
     ]

@@ -65,10 +65,19 @@ def _matvec_call(n: int) -> Callable[[], Any]:
     return lambda: jax.block_until_ready(matvec(A, x))
 
 
+def _gelu_tanh_call(n: int) -> Callable[[], Any]:
+    """opspec's element-wise `gelu_tanh` (float32) of 2n / 9 elements: its spec's 9 flops
+    an element count 4.5 elements of work each (runtime/src/handler.c), n in all."""
+    gelu = jax.jit(opspec.ops.gelu_tanh)
+    x = jnp.ones(max(1, 2 * n // 9), jnp.float32)
+    return lambda: jax.block_until_ready(gelu(x))
+
+
 # What `tune` times, by name: (the call at a size in elements of work, what it is).
 OPS: dict[str, tuple[Callable[[int], Callable[[], Any]], str]] = {
     "add": (_add_call, "`add` (float32, element-wise)"),
     "matvec": (_matvec_call, f"`matvec` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
+    "gelu_tanh": (_gelu_tanh_call, "`gelu_tanh` (float32, element-wise, its work counted by its `flops:`)"),
 }
 
 
@@ -98,8 +107,11 @@ def measure(
                 for mode in ("serial", "parallel"):
                     opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
                     times[mode].append(_time_calls(call, min_seconds) * 1e3)
+            opspec._opspec.last_work()  # forget the calls above: read one call's work
+            call()
             row = {
                 "size": n,
+                "work": opspec._opspec.last_work()[2],  # what the handler counted: about n
                 "serial_ms": statistics.median(times["serial"]),
                 "parallel_ms": statistics.median(times["parallel"]),
             }
@@ -144,17 +156,21 @@ def tune(
         if busy:
             log(f"warning: {busy}; what is measured now is the load, and the result will say so")
         # The threshold is `add`'s crossover, as before work counted (for `add` work is
-        # its trips); the row-wise crossover is saved beside it, to show how well one
-        # threshold in elements of work fits a body that loops over a row.
+        # its trips); the others' crossovers, in the same unit (the work the handler
+        # counted for each row), are saved beside it, to show how well one threshold in
+        # elements of work fits a body that loops over a row (`matvec`) and one whose
+        # work its `flops:` counts (`gelu_tanh`).
         result["crossovers"] = {}
         for op, (_, what) in OPS.items():
             log(f"timing {what}, serial against {threads} threads, median of {rounds} interleaved rounds:")
             rows = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log, op=op)
             result["rows" if op == "add" else f"{op}_rows"] = rows
-            result["crossovers"][op] = pick_threshold(rows)
+            result["crossovers"][op] = pick_threshold([{**r, "size": r["work"]} for r in rows])
         result["parallel_threshold"] = result["crossovers"]["add"]
-        crossover = result["crossovers"]["matvec"]
-        log(f"row-wise `matvec` crossover: {'never' if crossover == NEVER else crossover} elements of work")
+        for op in OPS:
+            if op != "add":
+                crossover = result["crossovers"][op]
+                log(f"`{op}` crossover: {'never' if crossover == NEVER else crossover} elements of work")
     if result["parallel_threshold"] == NEVER:
         log("more threads never won by 10%: portable loops will stay serial")
     else:
