@@ -87,13 +87,16 @@ static XLA_FFI_Error *opspec_csr_matvec_kernel_checked(XLA_FFI_CallFrame *cf, co
 static void opspec_csr_matvec_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_csr_matvec_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_add(opspec_safe_mul(args->nnz, opspec_safe_add(T, 4)), opspec_safe_mul(args->rows_p1, 4)), opspec_safe_mul(args->n, T)), opspec_safe_mul(opspec_safe_sub(args->rows_p1, 1), T));
+  cost[0] = opspec_safe_mul(args->nnz, opspec_safe_add(T, 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->rows_p1, 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->n, T));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_sub(args->rows_p1, 1), T));
   cost[1] = opspec_safe_mul(2, args->nnz);
 }
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
-    .fingerprint = "4caa8fa348b56288",
+    .fingerprint = "ad32602b293216ec",
     .args_size = sizeof(opspec_csr_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_csr_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_csr_matvec_outputs),

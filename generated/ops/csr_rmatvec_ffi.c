@@ -80,13 +80,16 @@ static XLA_FFI_Error *opspec_csr_rmatvec_kernel_checked(XLA_FFI_CallFrame *cf, c
 static void opspec_csr_rmatvec_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_csr_rmatvec_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_add(opspec_safe_mul(args->nnz, opspec_safe_add(T, 4)), opspec_safe_mul(args->rows_p1, 4)), opspec_safe_mul(args->rows, T)), opspec_safe_mul(args->n, T));
+  cost[0] = opspec_safe_mul(args->nnz, opspec_safe_add(T, 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->rows_p1, 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->rows, T));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->n, T));
   cost[1] = opspec_safe_mul(2, args->nnz);
 }
 
 static const opspec_op_desc opspec_csr_rmatvec_desc = {
     .name = "csr_rmatvec",
-    .fingerprint = "283902a438f6103b",
+    .fingerprint = "a8fa395460560577",
     .args_size = sizeof(opspec_csr_rmatvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_csr_rmatvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_csr_rmatvec_outputs),

@@ -64,13 +64,15 @@ static XLA_FFI_Error *opspec_embedding_bag_kernel_checked(XLA_FFI_CallFrame *cf,
 static void opspec_embedding_bag_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_embedding_bag_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), opspec_safe_add(opspec_safe_mul(args->dim, T), 4)), opspec_safe_mul(opspec_safe_mul(args->bags, args->dim), T));
+  cost[0] =
+      opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), opspec_safe_add(opspec_safe_mul(args->dim, T), 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_mul(args->bags, args->dim), T));
   cost[1] = opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), args->dim);
 }
 
 static const opspec_op_desc opspec_embedding_bag_desc = {
     .name = "embedding_bag",
-    .fingerprint = "450597d3b902e6dc",
+    .fingerprint = "e8a5b12f6a20f85a",
     .args_size = sizeof(opspec_embedding_bag_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_bag_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_bag_outputs),

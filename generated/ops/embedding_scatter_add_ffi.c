@@ -67,13 +67,15 @@ static XLA_FFI_Error *opspec_embedding_scatter_add_kernel_checked(XLA_FFI_CallFr
 static void opspec_embedding_scatter_add_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_embedding_scatter_add_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->dim), T), 4)), opspec_safe_mul(opspec_safe_mul(args->vocab, args->dim), T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size),
+                            opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->dim), T), 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_mul(args->vocab, args->dim), T));
   cost[1] = opspec_safe_mul(opspec_safe_mul(args->bags, args->bag_size), args->dim);
 }
 
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "c3b687a948a120ea",
+    .fingerprint = "414b67cf38077864",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_scatter_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_scatter_add_outputs),

@@ -40,13 +40,14 @@ static XLA_FFI_Error *opspec_layer_norm_launch_sizes(XLA_FFI_CallFrame *cf, cons
 static void opspec_layer_norm_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_layer_norm_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->x.size), T), opspec_safe_mul(opspec_safe_mul(2, args->n), T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(2, args->x.size), T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_mul(2, args->n), T));
   cost[1] = opspec_safe_mul(7, args->x.size);
 }
 
 static const opspec_op_desc opspec_layer_norm_desc = {
     .name = "layer_norm",
-    .fingerprint = "7557208dfcc256a2",
+    .fingerprint = "80a1f2185ef54bc4",
     .args_size = sizeof(opspec_layer_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_layer_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_layer_norm_outputs),

@@ -38,13 +38,15 @@ static XLA_FFI_Error *opspec_lif_launch_sizes(XLA_FFI_CallFrame *cf, const void 
 static void opspec_lif_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_lif_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_mul(opspec_safe_mul(3, args->n), T), opspec_safe_mul(4, args->n)), opspec_safe_mul(4, T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(3, args->n), T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(4, args->n));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(4, T));
   cost[1] = opspec_safe_mul(6, args->n);
 }
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "324368ef0194f086",
+    .fingerprint = "bda2f13ab9b6f0f4",
     .args_size = sizeof(opspec_lif_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_outputs),

@@ -34,13 +34,15 @@ static XLA_FFI_Error *opspec_matvec_launch_sizes(XLA_FFI_CallFrame *cf, const vo
 static void opspec_matvec_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_matvec_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_mul(opspec_safe_mul(args->rows, args->cols), T), opspec_safe_mul(args->cols, T)), opspec_safe_mul(args->rows, T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(args->rows, args->cols), T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->cols, T));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->rows, T));
   cost[1] = opspec_safe_mul(opspec_safe_mul(2, args->rows), args->cols);
 }
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "3dcf7ce4ac7d2e95",
+    .fingerprint = "3d44715e4fc5fc59",
     .args_size = sizeof(opspec_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_matvec_outputs),

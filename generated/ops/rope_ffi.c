@@ -52,13 +52,14 @@ static XLA_FFI_Error *opspec_rope_require(XLA_FFI_CallFrame *cf, const void *arg
 static void opspec_rope_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_rope_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->x.size), T), opspec_safe_mul(opspec_safe_mul(opspec_safe_mul(2, args->seq), args->half), T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(2, args->x.size), T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_mul(opspec_safe_mul(2, args->seq), args->half), T));
   cost[1] = opspec_safe_mul(3, args->x.size);
 }
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "6d272bc91a801227",
+    .fingerprint = "a8221a0f1881b061",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),

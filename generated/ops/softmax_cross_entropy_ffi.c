@@ -62,13 +62,15 @@ static XLA_FFI_Error *opspec_softmax_cross_entropy_kernel_checked(XLA_FFI_CallFr
 static void opspec_softmax_cross_entropy_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_softmax_cross_entropy_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_mul(args->logits.size, T), opspec_safe_mul(args->labels.size, 4)), opspec_safe_mul(args->labels.size, T));
+  cost[0] = opspec_safe_mul(args->logits.size, T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->labels.size, 4));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(args->labels.size, T));
   cost[1] = opspec_safe_mul(4, args->logits.size);
 }
 
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "e04bc1a8e067480d",
+    .fingerprint = "d1b125f88cdbe8bf",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),

@@ -35,13 +35,15 @@ static XLA_FFI_Error *opspec_spike_reset_launch_sizes(XLA_FFI_CallFrame *cf, con
 static void opspec_spike_reset_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_spike_reset_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_add(opspec_safe_mul(opspec_safe_mul(2, args->n), T), opspec_safe_mul(4, args->n)), opspec_safe_mul(2, T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(2, args->n), T);
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(4, args->n));
+  cost[0] = opspec_safe_add(cost[0], opspec_safe_mul(2, T));
   cost[1] = args->n;
 }
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "be044a6543d7eff2",
+    .fingerprint = "248592c4dad71ca0",
     .args_size = sizeof(opspec_spike_reset_args),
     OPSPEC_DESC_TABLE(inputs, opspec_spike_reset_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_spike_reset_outputs),

@@ -45,13 +45,15 @@ static XLA_FFI_Error *opspec_stdp_update_launch_sizes(XLA_FFI_CallFrame *cf, con
 static void opspec_stdp_update_cost(const void *argp, const int32_t *dtypes, int64_t *cost) {
   const opspec_stdp_update_args *args = argp;
   const int64_t T = (int64_t)opspec_dtype_size(dtypes[0]);
-  cost[0] = opspec_safe_add(opspec_safe_mul(opspec_safe_mul(opspec_safe_mul(2, args->n_pre), args->n_post), T), opspec_safe_mul(opspec_safe_mul(2, opspec_safe_add(args->n_pre, args->n_post)), T));
+  cost[0] = opspec_safe_mul(opspec_safe_mul(opspec_safe_mul(2, args->n_pre), args->n_post), T);
+  cost[0] =
+      opspec_safe_add(cost[0], opspec_safe_mul(opspec_safe_mul(2, opspec_safe_add(args->n_pre, args->n_post)), T));
   cost[1] = opspec_safe_mul(opspec_safe_mul(6, args->n_pre), args->n_post);
 }
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "e2dd322483e67eaf",
+    .fingerprint = "411e2394e89e5bfb",
     .args_size = sizeof(opspec_stdp_update_args),
     OPSPEC_DESC_TABLE(inputs, opspec_stdp_update_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_stdp_update_outputs),

@@ -485,19 +485,104 @@ static void og_find_name(const og_expr *n, void *ud) {
   s->found |= strcmp(n->name, s->name) == 0;
 }
 
+/* One statement `cost[c] = value;` as og_wrap's lines, formatted as clang-format does
+ * for the shapes these take: on one line; else the value on the next line, 4 columns in;
+ * else the value's outer call with its two arguments wrapped after the parenthesis.
+ * `call` and `args` spell that call (args NULL where the value is no call). */
+static void og_cost_statement(og_value *lines, int c, const char *value, const char *call, const char *const *args) {
+  og_buf lead = {0};
+  og_buf_printf(&lead, "  cost[%d] = ", c);
+  if (strlen(og_buf_str(&lead)) + strlen(value) + 1 <= OG_C_COLUMNS || !args) {
+    og_wrap_into(lines, og_buf_str(&lead), &value, 1, ";", false);
+  } else if (strlen("      ") + strlen(value) + 1 <= OG_C_COLUMNS) {
+    og_buf first = {0}; /* "  cost[c] =" alone, then the value */
+    og_buf_printf(&first, "  cost[%d] =", c);
+    og_wrap_into(lines, og_buf_str(&first), NULL, 0, "", false);
+    og_wrap_into(lines, "      ", &value, 1, ";", false);
+    og_buf_free(&first);
+  } else {
+    og_buf_printf(&lead, "%s(", call);
+    og_wrap_into(lines, og_buf_str(&lead), args, 2, ");", false);
+  }
+  og_buf_free(&lead);
+}
+
+/* The checked C of `e`, and where it is a two-operand call (an operator or min, max,
+ * cdiv), that call's name and its operands' C. */
+static char *og_cost_c(const og_op *op, const og_expr *e, char **call, char *args[2]) {
+  og_value *whole = og_c_expr_checked(op, e);
+  char *text = og_xstrdup(og_value_as_str(whole));
+  og_value_free(whole);
+  *call = NULL;
+  args[0] = args[1] = NULL;
+  const char *paren = strchr(text, '(');
+  if ((e->kind == OG_E_BIN || e->kind == OG_E_CALL) && paren && text[strlen(text) - 1] == ')') {
+    *call = og_xstrndup(text, (size_t)(paren - text));
+    const og_expr *operands[2] = {e->a, e->b};
+    for (int k = 0; k < 2; ++k) {
+      og_value *v = og_c_expr_checked(op, operands[k]);
+      args[k] = og_xstrdup(og_value_as_str(v));
+      og_value_free(v);
+    }
+  }
+  return text;
+}
+
+/* Formula `e` into cost[c] as og_wrap's lines, appended to `lines`: one statement where
+ * it fits the columns, else its top-level sum a term a statement (the first assigned,
+ * the rest added with opspec_safe_add), as a reader would split it: a nest of checked
+ * calls does not wrap readably. */
+static void og_ffi_cost_lines(const og_op *op, int c, const og_expr *e, og_value *lines) {
+  char *call, *args[2];
+  char *text = og_cost_c(op, e, &call, args);
+  size_t n = 0;
+  const og_expr *terms[64];
+  if (strlen(text) + strlen("  cost[0] = ;") > OG_C_COLUMNS) {
+    /* ((a + b) + c) + d: the right operands from the last, then the leftmost. */
+    const og_expr *at = e;
+    while (at->kind == OG_E_BIN && at->op == '+' && n < 63) {
+      terms[n++] = at->b;
+      at = at->a;
+    }
+    terms[n++] = at;
+  }
+  if (n < 2) {
+    og_cost_statement(lines, c, text, call, (const char *const *)args);
+  } else {
+    for (size_t k = n; k-- > 0;) {
+      char *tcall, *targs[2];
+      char *term = og_cost_c(op, terms[k], &tcall, targs);
+      if (k + 1 == n) {
+        og_cost_statement(lines, c, term, tcall, (const char *const *)targs);
+      } else {
+        og_buf sum = {0}, acc = {0};
+        og_buf_printf(&acc, "cost[%d]", c);
+        og_buf_printf(&sum, "opspec_safe_add(%s, %s)", og_buf_str(&acc), term);
+        const char *sum_args[2] = {og_buf_str(&acc), term};
+        og_cost_statement(lines, c, og_buf_str(&sum), "opspec_safe_add", sum_args);
+        og_buf_free(&sum);
+        og_buf_free(&acc);
+      }
+      free(term);
+      free(tcall);
+      free(targs[0]);
+      free(targs[1]);
+    }
+  }
+  free(text);
+  free(call);
+  free(args[0]);
+  free(args[1]);
+}
+
 /* The spec's `bytes:` and `flops:` as C over a call's args (templates/op_ffi.c.tmpl,
- * `cost`): {index, value} per formula given, and the type variables they name
+ * `cost`): og_wrap's lines of the statements per formula given, and the type variables they name
  * ({name, index}), each an element size there. NULL lists where the spec gives neither. */
 static void og_ffi_cost(const og_op *op, og_value *v) {
   const og_expr *exprs[] = {op->bytes, op->flops};
   og_value *costs = og_value_list(), *types = og_value_list();
-  for (int c = 0; c < 2; ++c) {
-    if (!exprs[c]) continue;
-    og_value *cost = og_value_map();
-    og_map_set_int(cost, "index", c);
-    og_map_set(cost, "value", og_c_expr_checked(op, exprs[c]));
-    og_list_push(costs, cost);
-  }
+  for (int c = 0; c < 2; ++c)
+    if (exprs[c]) og_ffi_cost_lines(op, c, exprs[c], costs);
   for (size_t t = 0; t < op->ntypes; ++t) {
     og_name_search search = {op->types[t].name, false};
     for (int c = 0; c < 2; ++c)

@@ -618,7 +618,8 @@ static void og_ctx_cuda(const og_op *op, const og_op_plan *plan, og_value *v) {
   }
   if (!op->ncuda && op->kernel.present) {
     og_buf_printf(&fn, "opspec_%s_kernel", op->name);
-    og_buf_printf(&comment, "%s: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x.", op->name);
+    og_buf_printf(&comment, "%s: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x.",
+                  op->name);
     og_value *kv = og_value_map();
     og_map_set(kv, "comment", og_value_str(og_buf_str(&comment)));
     og_map_set(kv, "kernel", og_cuda_global(op, plan, og_buf_str(&fn), &op->kernel, &op->launch));
