@@ -341,10 +341,13 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   }
   og_map_set(v, "cpu_variants", variants);
   /* The kernel is written once, named OPSPEC_CPU_VARIANT: the file includes itself once
-   * per variant with the variant's name and types defined. */
+   * per variant with the variant's name and types defined. A body calling erf gets no
+   * x86-64-v4 form (opspec/cpu.h says why). */
   static const char *const params[] = {"const void *opspec_argp", "int64_t opspec_begin", "int64_t opspec_end"};
   og_map_set(v, "cpu_head",
-             og_wrap("OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(", params, portable ? 3 : 1, ") {", false));
+             og_wrap(og_idents_has(&used, "erf") ? "OPSPEC_CPU_CLONES_NO_V4 static void OPSPEC_CPU_VARIANT("
+                                                 : "OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(",
+                     params, portable ? 3 : 1, ") {", false));
   og_value *typevars = og_value_list();
   for (size_t t = 0; t < op->ntypes; ++t)
     if (og_idents_has(&used, op->types[t].name)) og_list_push(typevars, og_value_str(op->types[t].name));
