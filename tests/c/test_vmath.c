@@ -84,7 +84,7 @@ struct fn {
 };
 
 #define FN(name, budget, forms) \
-  { #name, {k_##name##_base, k_##name##_v3, k_##name##_v4}, r_##name, budget, forms }
+  { #name, {k_##name##_base, k_##name##_v3, k_##name##_v4 }, r_##name, budget, forms }
 static const struct fn fns[] = {
     FN(exp, 6, 3),     FN(log, 1, 3),  FN(log1p, 1, 3), FN(tanh, 3, 3), FN(erf, 2, 2),
     FN(sigmoid, 6, 3), FN(sqrt, 0, 3), FN(rsqrt, 1, 3), FN(fmin, 0, 3), FN(fmax, 0, 3),
@@ -249,9 +249,11 @@ int main(int argc, char **argv) {
       char at[32], at_err[32];
       snprintf(at, sizeof at, "%a", (double)s->at);
       snprintf(at_err, sizeof at_err, "%a", (double)s->at_err);
-      printf("%-8s %-10s %8" PRId64 " %10.3f %-16s %-16s %8" PRId64 " %6d %6s%s\n", fns[f].name,
-             form_names[form], s->ulps, s->err, at, at_err, s->flushed, fns[f].budget,
-             bad ? "FAIL" : unused ? "unused" : "ok",
+      printf("%-8s %-10s %8" PRId64 " %10.3f %-16s %-16s %8" PRId64 " %6d %6s%s\n", fns[f].name, form_names[form],
+             s->ulps, s->err, at, at_err, s->flushed, fns[f].budget,
+             bad      ? "FAIL"
+             : unused ? "unused"
+                      : "ok",
              s->class_errors ? " (class errors)" : "");
     }
   }
