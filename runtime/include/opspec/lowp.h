@@ -20,24 +20,34 @@
 /* The identity, for a variant whose type variable is not 2-byte. */
 #define OPSPEC_SAME(v) (v)
 
-static inline uint32_t opspec_lowp_bits(float f) {
+/* Always inlined: a kernel is a target clone (opspec/cpu.h), and GCC 12 inlines a plain
+ * static inline function into a clone of another arch only where its size estimate
+ * allows; the float16 conversions stayed out-of-line calls in the x86-64-v4 clone of a
+ * row loop, which then ran 10x slower than bfloat16 (bench/bench_ml.py). */
+#if defined(__GNUC__) || defined(__clang__)
+#define OPSPEC_LOWP_INLINE static inline __attribute__((always_inline))
+#else
+#define OPSPEC_LOWP_INLINE static inline
+#endif
+
+OPSPEC_LOWP_INLINE uint32_t opspec_lowp_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   return u;
 }
 
-static inline float opspec_lowp_float(uint32_t u) {
+OPSPEC_LOWP_INLINE float opspec_lowp_float(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
 }
 
 /* bfloat16 is the upper half of a float32. */
-static inline float opspec_load_bfloat16(uint16_t bits) { return opspec_lowp_float((uint32_t)bits << 16); }
+OPSPEC_LOWP_INLINE float opspec_load_bfloat16(uint16_t bits) { return opspec_lowp_float((uint32_t)bits << 16); }
 
 /* Round to nearest even by adding 0x7fff plus the lowest kept bit; a NaN keeps its upper
  * half with the quiet bit set (rounding could carry it into infinity). */
-static inline uint16_t opspec_store_bfloat16(float value) {
+OPSPEC_LOWP_INLINE uint16_t opspec_store_bfloat16(float value) {
   uint32_t u = opspec_lowp_bits(value);
   uint32_t nan = u >> 16 | 0x40u;
   uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
@@ -47,7 +57,7 @@ static inline uint16_t opspec_store_bfloat16(float value) {
 /* float16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits. A normal half's
  * exponent moves by 127 - 15 = 112; infinity and NaN (exponent 31) move to 255, a NaN
  * quietened; a subnormal (exponent 0) is its mantissa times 2^-24, exact in float. */
-static inline float opspec_load_float16(uint16_t bits) {
+OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) {
   uint32_t magnitude = bits & 0x7fffu;
   uint32_t sign = (uint32_t)(bits & 0x8000u) << 16;
   uint32_t normal = (magnitude << 13) + (112u << 23);
@@ -63,7 +73,7 @@ static inline float opspec_load_float16(uint16_t bits) {
  * half is subnormal, a multiple of 2^-24: adding 0.5f, whose ulp is 2^-24, rounds the
  * magnitude to that multiple in the FPU's own round-to-nearest-even, and the sum's low
  * mantissa bits are the half's. */
-static inline uint16_t opspec_store_float16(float value) {
+OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) {
   uint32_t u = opspec_lowp_bits(value);
   uint32_t a = u & 0x7fffffffu;
   uint32_t sign = u >> 16 & 0x8000u;
