@@ -13,9 +13,9 @@ load hits every form) and each row is the median of the rounds, in ms per call, 
 ratio of each form's time to x86-64-v3's (below 1: faster than x86-64-v3). The forms that
 this CPU cannot run are left out (AVX-512 needs `avx512f`... in /proc/cpuinfo).
 
-A bfloat16 variant is timed on the arrays its kernel reads: float ones where the kernel
-computes in float (the handler widens bfloat16 arrays to float today), bfloat16 bits
-where the kernel's `OPSPEC_CPU_T` is `opspec_bfloat16`.
+A bfloat16 or float16 variant is timed on the arrays its kernel reads: the dtype's own
+2-byte values where it converts in its loop (`OPSPEC_STORAGE_T uint16_t`), float ones
+where the handler widens them.
 
     .venv/bin/python bench/bench_forms.py [--out DIR] [--sizes N ...] [--rounds R] [--ops OP ...]
 
@@ -112,10 +112,23 @@ def args_struct(op: str) -> type[ctypes.Structure]:
 
 
 def variants(op: str) -> list[tuple[str, type]]:
-    """(dtype, NumPy storage type) of each entry of `opspec_<op>_cpu_variants`, in order."""
+    """(dtype, NumPy storage type) of each entry of `opspec_<op>_cpu_variants`, in order:
+    a 2-byte variant that converts in its loop (`OPSPEC_STORAGE_T uint16_t`) reads the
+    dtype's own bits (float16 as NumPy's float16, bfloat16 as uint16), one the handler
+    widens reads float."""
     source = (GENERATED / "ops" / f"{op}_cpu.c").read_text()
-    found = re.findall(rf"#define OPSPEC_CPU_VARIANT opspec_{op}_cpu_(\w+)\s+#define OPSPEC_CPU_T\s+(\w+)", source)
-    return [(dtype, C_TYPES[ctype]) for dtype, ctype in found]
+    found = re.findall(
+        rf"#define OPSPEC_CPU_VARIANT opspec_{op}_cpu_(\w+)\s+#define OPSPEC_CPU_T\s+(\w+)"
+        r"(?:\s+#define OPSPEC_STORAGE_T\s+(\w+))?",
+        source,
+    )
+    out = []
+    for dtype, ctype, storage in found:
+        if storage == "uint16_t":
+            out.append((dtype, np.float16 if dtype == "float16" else np.uint16))
+        else:
+            out.append((dtype, C_TYPES[ctype]))
+    return out
 
 
 def compile_form(folder: pathlib.Path, name: str, flags: list[str], ops: list[str]) -> str:
