@@ -104,8 +104,12 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
 #define OPSPEC_WORK_FLOPS 2
 
 static _Atomic int64_t opspec_last[4] = {-2, -2, -2, -2}; /* opspec_last_work */
+/* Set by the first opspec_last_work: until a test or `opspec tune` reads the work, a call
+ * stores none of it (four stores a call showed in bench_overhead's 0.1 µs call). */
+static _Atomic bool opspec_work_wanted;
 
 void opspec_last_work(int64_t out[4]) {
+  atomic_store_explicit(&opspec_work_wanted, true, memory_order_relaxed);
   for (int i = 0; i < 4; ++i) out[i] = atomic_exchange_explicit(&opspec_last[i], -2, memory_order_relaxed);
 }
 
@@ -113,10 +117,18 @@ void opspec_last_work(int64_t out[4]) {
  * a formula divides by zero or passes int64). */
 static int64_t opspec_formula_work(const opspec_op_desc *op, const opspec_bound *bound, const void *args) {
   int64_t cost[2] = {-1, -1};
-  if (op->cost) op->cost(args, bound->dtypes, cost);
-  atomic_store_explicit(&opspec_last[0], cost[0], memory_order_relaxed);
-  atomic_store_explicit(&opspec_last[1], cost[1], memory_order_relaxed);
-  if (!op->cost) return -1;
+  if (!op->cost) {
+    if (atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)) {
+      atomic_store_explicit(&opspec_last[0], -1, memory_order_relaxed);
+      atomic_store_explicit(&opspec_last[1], -1, memory_order_relaxed);
+    }
+    return -1;
+  }
+  op->cost(args, bound->dtypes, cost);
+  if (atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)) {
+    atomic_store_explicit(&opspec_last[0], cost[0], memory_order_relaxed);
+    atomic_store_explicit(&opspec_last[1], cost[1], memory_order_relaxed);
+  }
   int64_t by_bytes = cost[0] >= 0 ? cost[0] / OPSPEC_WORK_BYTES : -1;
   int64_t by_flops = cost[1] >= 0 ? cost[1] / OPSPEC_WORK_FLOPS : -1;
   return opspec_max(by_bytes, by_flops);
@@ -124,6 +136,7 @@ static int64_t opspec_formula_work(const opspec_op_desc *op, const opspec_bound 
 
 /* Records a call's work (`work`) beside what the count without the formulas gave. */
 static void opspec_record_work(int64_t work, int64_t without_formulas) {
+  if (!atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)) return;
   atomic_store_explicit(&opspec_last[2], work, memory_order_relaxed);
   atomic_store_explicit(&opspec_last[3], without_formulas, memory_order_relaxed);
 }
@@ -288,7 +301,14 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
   }
   int64_t element_trips = opspec_sat_mul(outer, inner);
   int64_t by_buffers = opspec_max(element_trips, opspec_largest_buffer(op, batch, args) / batch->count);
-  int64_t by_formulas = opspec_formula_work(op, bound, args);
+  /* The formulas only where they could matter: a call below 1/1024 of the threshold by
+   * its buffers stays serial unless its formulas count over 1024 units of work an
+   * element; evaluating them costs about 15 ns, a tenth of a small call's 0.12 µs
+   * (bench_overhead.py). Always while the work is read (opspec_last_work). */
+  int64_t by_formulas = by_buffers >= opspec_parallel_threshold() / 1024 ||
+                                atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)
+                            ? opspec_formula_work(op, bound, args)
+                            : -1;
   int64_t element_work = opspec_max(by_buffers, by_formulas);
   opspec_record_work(opspec_sat_mul(element_work, batch->count), opspec_sat_mul(by_buffers, batch->count));
   opspec_range_loop l = {op, NULL, kernel, args, {NULL, NULL}, outer, 0, outer};

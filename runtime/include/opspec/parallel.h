@@ -51,8 +51,9 @@ void opspec_parallel_stats(int64_t *loops, int64_t *chunks);
 /* The work of the last call of a portable kernel (runtime/src/handler.c), for tests:
  * out[0], out[1] its `bytes:` and `flops:` (-1 where the spec gives none), out[2] the
  * work that decided its threads, out[3] the work counted without the formulas; -2 in
- * each where no such call ran since the last read, which clears them. Python reads it
- * as <package>._opspec.last_work(). */
+ * each where no such call ran since the last read, which clears them. Calls record
+ * their work only after the first read (a call stores nothing until something asks).
+ * Python reads it as <package>._opspec.last_work(). */
 void opspec_last_work(int64_t out[4]);
 
 /* Whether the calling thread is running a chunk of a parallel loop: a loop inside it
