@@ -428,28 +428,13 @@ static void og_check_require(const og_op *op, og_diag *d) {
 
 /* ---- reduce: ------------------------------------------------------------------------ */
 
-typedef struct og_name_search {
-  const char *name;
-  bool found;
-} og_name_search;
-
-static void og_find_name(const og_expr *n, void *ud) {
-  og_name_search *s = ud;
-  s->found |= strcmp(n->name, s->name) == 0;
-}
-
 /* The output dim that mentions `symbol` ("..." for the group), or NULL. */
 static const og_dim *og_output_dim_with(const og_op *op, const char *symbol, const og_array **output) {
   bool group = strcmp(symbol, "...") == 0;
   for (size_t i = 0; i < op->noutputs; ++i)
     for (size_t j = 0; j < op->outputs[i].ndims; ++j) {
       const og_dim *dim = &op->outputs[i].dims[j];
-      og_name_search s = {symbol, false};
-      if (group)
-        s.found = dim->kind == OG_DIM_ELLIPSIS;
-      else if (dim->expr)
-        og_expr_visit_names(dim->expr, og_find_name, &s);
-      if (s.found) {
+      if (group ? dim->kind == OG_DIM_ELLIPSIS : og_expr_names(dim->expr, symbol)) {
         *output = &op->outputs[i];
         return dim;
       }
@@ -469,11 +454,10 @@ static int og_dims_carrying(const og_array *a, const char *symbol, const og_dim 
     } else if (dim->kind == OG_DIM_SYM) {
       n += strcmp(dim->name, symbol) == 0;
     } else if (dim->expr) {
-      og_name_search s = {symbol, false};
-      og_expr_visit_names(dim->expr, og_find_name, &s);
-      if (s.found && dim->expr->kind == OG_E_NAME)
+      bool found = og_expr_names(dim->expr, symbol);
+      if (found && dim->expr->kind == OG_E_NAME)
         ++n;
-      else if (s.found && !*reads)
+      else if (found && !*reads)
         *reads = dim;
     }
   }

@@ -310,6 +310,12 @@ void og_expr_visit_names(const og_expr *e, og_expr_name_fn *fn, void *ud) {
   og_expr_visit_names(e->b, fn, ud);
 }
 
+bool og_expr_names(const og_expr *e, const char *name) {
+  if (!e) return false;
+  if (e->kind == OG_E_NAME) return strcmp(e->name, name) == 0;
+  return og_expr_names(e->a, name) || og_expr_names(e->b, name);
+}
+
 bool og_expr_is_atom(const og_expr *e) { return e && (e->kind == OG_E_INT || e->kind == OG_E_NAME); }
 
 /* ---- rendering ---------------------------------------------------------------- */

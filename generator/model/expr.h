@@ -49,6 +49,8 @@ void og_expr_free(og_expr *e);
 /* Calls `fn` for every variable name, in order of appearance. */
 typedef void og_expr_name_fn(const og_expr *name_node, void *ud);
 void og_expr_visit_names(const og_expr *e, og_expr_name_fn *fn, void *ud);
+/* Whether `e` (NULL: none) names the variable `name`. */
+bool og_expr_names(const og_expr *e, const char *name);
 
 /* How to spell a variable when rendering; NULL means "as is". */
 typedef void og_expr_spell_fn(og_buf *out, const char *name, void *ud);

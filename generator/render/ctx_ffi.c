@@ -474,17 +474,6 @@ static og_value *og_ffi_aliases(const og_op *op) {
   return og_value_str_take(og_buf_take(&aliases));
 }
 
-/* Whether expression `e` names type variable `ud` (a string). */
-typedef struct og_name_search {
-  const char *name;
-  bool found;
-} og_name_search;
-
-static void og_find_name(const og_expr *n, void *ud) {
-  og_name_search *s = ud;
-  s->found |= strcmp(n->name, s->name) == 0;
-}
-
 /* One statement `cost[c] = value;` as og_wrap's lines, formatted as clang-format does
  * for the shapes these take: on one line; else the value on the next line, 4 columns in;
  * else the value's outer call with its two arguments wrapped after the parenthesis.
@@ -584,10 +573,7 @@ static void og_ffi_cost(const og_op *op, og_value *v) {
   for (int c = 0; c < 2; ++c)
     if (exprs[c]) og_ffi_cost_lines(op, c, exprs[c], costs);
   for (size_t t = 0; t < op->ntypes; ++t) {
-    og_name_search search = {op->types[t].name, false};
-    for (int c = 0; c < 2; ++c)
-      if (exprs[c]) og_expr_visit_names(exprs[c], og_find_name, &search);
-    if (!search.found) continue;
+    if (!og_expr_names(exprs[0], op->types[t].name) && !og_expr_names(exprs[1], op->types[t].name)) continue;
     og_value *type = og_value_map();
     og_map_set_str(type, "name", op->types[t].name);
     og_map_set_int(type, "index", (int64_t)t);
