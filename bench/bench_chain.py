@@ -51,7 +51,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_roofline as roof  # noqa: E402
-from common import machine_line, save_plot  # noqa: E402
+from common import STEADY_MALLOC, machine_line, save_plot  # noqa: E402
 
 import opspec  # noqa: E402
 
@@ -64,7 +64,7 @@ SETTINGS = {
     "default": {},
     "threshold 1G + no trim": KEEP_FREED,
     "one arena": ONE_ARENA,
-    "one arena + threshold + no trim": {**ONE_ARENA, **KEEP_FREED},
+    "one arena + threshold + no trim": STEADY_MALLOC,
     "one arena + no mmap + top pad": {
         **ONE_ARENA,
         "MALLOC_MMAP_MAX_": "0",

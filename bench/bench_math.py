@@ -8,7 +8,16 @@ first run takes a minute or two); the timing runs inside that package's build. R
 are interleaved: each round times a batch of calls of every case, opspec then jnp, and
 the table shows the median over the rounds. Measure on a quiet machine.
 
+The timing process runs with glibc's allocator keeping what it frees (MALLOC_ARENA_MAX=1,
+MALLOC_MMAP_THRESHOLD_=1 GiB, MALLOC_TRIM_THRESHOLD_=4 GiB; `--default-malloc` runs
+without): otherwise a fresh 4 MiB output is mmapped or taken from the heap depending on
+what the calls before it freed, and its page faults (1,024 of them for 1M float32, on
+either side) can decide a row more than the function does. bench_chain.py
+measures those faults and the settings; here they are kept out, and the page faults per
+call of each side are printed after the table, so that a row that still has them shows it.
+
     python bench/bench_math.py [--sizes 65536 1048576] [--rounds 7] [--batch 20] [--keep]
+                               [--default-malloc]
 
 Their accuracy over every float32: tests/c/test_vmath.c (ctest test_vmath).
 """
@@ -51,6 +60,7 @@ kernel: |
 
 # Runs inside the built package (`opspec dev -- python timing.py ARGS`).
 TIMING = """\
+import resource
 import sys
 import time
 
@@ -77,20 +87,27 @@ for n in sizes:
         np.testing.assert_allclose(ours(x, y), theirs(x, y), rtol=2e-6, atol=1e-30, err_msg=name)
         cases.append((f"{{name}} {{n}}", {{"opspec": (ours, x, y), "jnp": (theirs, x, y)}}))
 times = {{(case, side): [] for case, sides in cases for side in sides}}
-for _ in range(rounds + 1):  # the first round warms up and is dropped
+faults = {{(case, side): 0 for case, sides in cases for side in sides}}
+for r in range(rounds + 1):  # the first round warms up and is dropped
     for case, sides in cases:
         for side, (fn, x, y) in sides.items():
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = time.perf_counter()
             for _ in range(batch):
                 out = fn(x, y)
             jax.block_until_ready(out)
             times[(case, side)].append((time.perf_counter() - t0) / batch * 1e3)
+            if r:
+                faults[(case, side)] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 rows = [(case, {{side: float(np.median(times[(case, side)][1:])) for side in sides}}) for case, sides in cases]
 print_table(
     f"one-function bodies against jnp, float32, median of {{rounds}} interleaved rounds of {{batch}} calls",
     rows,
     ["opspec", "jnp"],
 )
+print("page faults per call (opspec / jnp): " + ", ".join(
+    f"{{case}} {{faults[(case, 'opspec')] / (rounds * batch):.0f}}/{{faults[(case, 'jnp')] / (rounds * batch):.0f}}"
+    for case, _ in cases))
 """
 
 
@@ -114,16 +131,19 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the temporary package")
+    parser.add_argument("--default-malloc", action="store_true", help="glibc's allocator as it starts (see above)")
     args = parser.parse_args()
     project = pathlib.Path(tempfile.mkdtemp(prefix="opspec-mathbench-"))
     try:
         make_project(project, args.sizes, args.rounds, args.batch)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from common import machine_line
+        from common import STEADY_MALLOC, machine_line
 
-        print(f"{machine_line()}; package: {project}; building {len(FUNCTIONS)} ops", flush=True)
+        env = dict(os.environ) if args.default_malloc else {**os.environ, **STEADY_MALLOC}
+        malloc = "default" if args.default_malloc else " ".join(f"{k}={v}" for k, v in STEADY_MALLOC.items())
+        print(f"{machine_line()}; malloc: {malloc}; package: {project}; building {len(FUNCTIONS)} ops", flush=True)
         r = subprocess.run(
-            [sys.executable, "-m", "opspec", "dev", "--", sys.executable, "timing.py"], cwd=project, text=True
+            [sys.executable, "-m", "opspec", "dev", "--", sys.executable, "timing.py"], cwd=project, text=True, env=env
         )
         return r.returncode
     finally:

@@ -20,6 +20,10 @@ fresh output (docs/spec.md, `aliases`).
 Last, the 2-D clipped STDP update (specs/stdp_update.yaml, w[n_pre, n_post] aliased)
 inside a donated lax.scan of 20 steps against the jnp one-liner in the same scan.
 
+`--steady-malloc` runs the process with glibc's allocator keeping what it frees
+(common.STEADY_MALLOC), so that no side pays the page faults of a fresh output; the
+header says which allocator setting ran.
+
 Prints one table and saves bench_ops.png. `--quick` runs tiny sizes for one round (a
 smoke test of the script, not a measurement).
 """
@@ -38,7 +42,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_ml as ml  # noqa: E402
 import bench_roofline as roof  # noqa: E402
-from common import machine_line, save_plot  # noqa: E402
+from common import machine_line, malloc_line, rerun_with_steady_malloc, save_plot  # noqa: E402
 
 import opspec  # noqa: E402
 import opspec.testing  # noqa: E402
@@ -293,7 +297,10 @@ def main():
     parser.add_argument("--dtypes", default=",".join(DTYPES), help="comma-separated (each op runs in those it lists)")
     parser.add_argument("--only", default="", help="comma-separated op names (default: all)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one round: a smoke test, no measurement")
+    parser.add_argument("--steady-malloc", action="store_true", help="glibc's allocator keeping what it frees")
     args = parser.parse_args()
+    if args.steady_malloc:
+        rerun_with_steady_malloc()
     sizes = QUICK_SIZES if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 1 if args.quick else args.rounds
     dtypes = args.dtypes.split(",")
@@ -302,7 +309,7 @@ def main():
     print(
         f"{machine_line()}; opspec defaults: threshold {opspec.parallel_threshold()} "
         f"({opspec.parallel_threshold_source()}); sizes {', '.join(map(str, sizes))}; dtypes {', '.join(dtypes)}; "
-        f"median of {rounds} interleaved rounds"
+        f"median of {rounds} interleaved rounds; malloc: {malloc_line()}"
     )
     peers = ["jnp", "numba serial", "numba prange", "warp"]
     head = f"{'op':<30}{'dtype':<10}{'elements':>10}{'opspec ms':>11}" + "".join(f"{p + '/ops':>17}" for p in peers)

@@ -4,6 +4,7 @@ when and on what a table was taken."""
 
 import os
 import platform
+import sys
 import time
 
 import jax
@@ -29,6 +30,30 @@ def machine_line():
 
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return f"{now}; {cpu_model()}, {os.cpu_count()} CPUs; jax {jax.__version__}; opspec {opspec.__version__}"
+
+
+# glibc's allocator keeping what it frees: every thread allocates from the main heap
+# (one arena), no block up to 1 GiB is mmapped, and the heap is not trimmed below 4 GiB
+# free. Fresh outputs then reuse freed memory instead of faulting in new pages
+# (bench_chain.py measures the difference). Read by glibc when a process starts.
+STEADY_MALLOC = {
+    "MALLOC_ARENA_MAX": "1",
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+    "MALLOC_TRIM_THRESHOLD_": str(4 << 30),
+}
+
+
+def malloc_line():
+    """How this process's allocator was set: "default", or STEADY_MALLOC's variables."""
+    set_ = {k: os.environ[k] for k in STEADY_MALLOC if k in os.environ}
+    return " ".join(f"{k}={v}" for k, v in set_.items()) if set_ else "default"
+
+
+def rerun_with_steady_malloc():
+    """Replaces this process by the same command under STEADY_MALLOC, unless it runs so
+    already: glibc reads the variables only at process start."""
+    if any(os.environ.get(k) != v for k, v in STEADY_MALLOC.items()):
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **STEADY_MALLOC})
 
 
 def median_ms(fn, *args, batch=20, batches=7):
