@@ -1399,7 +1399,7 @@ _op_stdp_update = _Op(
     independent=("n_pre", "n_post"),
     bytes=lambda s: 2 * s["n_pre"] * s["n_post"] * s["T"] + 2 * (s["n_pre"] + s["n_post"]) * s["T"],
     flops=lambda s: 6 * s["n_pre"] * s["n_post"],
-    fingerprint="411e2394e89e5bfb",
+    fingerprint="6fc5595e60202a01",
 )
 
 
