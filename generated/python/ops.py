@@ -1244,7 +1244,7 @@ _op_softmax = _Op(
     independent=("...",),
     bytes=lambda s: 2 * s["x_size"] * s["T"],
     flops=lambda s: 5 * s["x_size"],
-    fingerprint="52e8b141bd77e863",
+    fingerprint="7891c2916a24c553",
 )
 
 
