@@ -181,3 +181,45 @@ def test_saved_op_thresholds_are_applied_at_import(tmp_path):
 def test_a_format_1_file_is_still_read(tmp_path):
     path = write_saved(tmp_path, {"format": 1, "parallel_threshold": 4321})
     assert run_python(PROBE, tmp_path) == ["4321", "4321", "4321", path, path]
+
+
+def test_tune_saves_op_thresholds_that_the_next_import_applies(tmp_path):
+    """A tiny run (two sizes, one round), with the measured crossovers replaced by chosen
+    ones: what tune saves, and that a fresh interpreter applies it."""
+    code = (
+        "from opspec import _measure, _tune\n"
+        "crossovers = iter([8192, 4096, 8192])\n"  # add, then sigmoid, then softmax
+        "_measure.pick_threshold = lambda rows: next(crossovers)\n"
+        "r = _measure.tune(rounds=1, sizes=[4096, 8192], min_seconds=0.0005, log=lambda s: None,"
+        " ops=['sigmoid', 'softmax'])\n"
+        "import opspec\n"
+        "print(r['parallel_threshold'], r['op_thresholds'], opspec.parallel_threshold(op='sigmoid'))"
+    )
+    out = run_python(code, tmp_path)
+    if opspec._opspec.cpu_threads() < 2:
+        assert out == [f"{NEVER} {{'opspec': {{}}}} {NEVER}"]
+        return
+    # softmax's crossover equals add's: it keeps following the package's threshold.
+    assert out == ["8192 {'opspec': {'sigmoid': 4096}} 4096"]
+    files = os.listdir(tmp_path / "opspec")
+    with open(tmp_path / "opspec" / files[0], encoding="utf-8") as f:
+        data = json.load(f)
+    assert data["format"] == 2 and data["crossovers"] == {"add": 8192, "sigmoid": 4096, "softmax": 8192}
+    assert [r["work"] for r in data["sigmoid_rows"]] == [4096, 8192]  # 2,048 and 4,096 elements, 4 flops each
+    out = run_python(PROBE, tmp_path)
+    assert out[:3] == ["8192", "4096", "8192"]
+    assert out[3] == str(tmp_path / "opspec" / files[0])
+
+
+def test_tune_refuses_an_op_it_cannot_time(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if k != _tune.ENV}
+    environ.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run(
+        [sys.executable, "-m", "opspec", "tune", "--ops", "sigmoid,csr_matvec"],
+        capture_output=True,
+        text=True,
+        env=environ,
+    )
+    assert r.returncode == 2
+    assert "opspec tune: error: tune: no timing for 'csr_matvec': expected some of add, sigmoid" in r.stderr
+    assert not (tmp_path / "opspec").exists()

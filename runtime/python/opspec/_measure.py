@@ -42,43 +42,60 @@ def _time_calls(fn: Callable[[], Any], min_seconds: float) -> float:
             return elapsed / calls
 
 
-# Rows of the row-wise op `tune` times: few, so that its trips are far below any
-# threshold and only its work (rows x columns) can make it parallel.
+# Rows of the row-wise ops `tune` times: few, so that their trips are far below any
+# threshold and only their work (rows x columns) can make them parallel.
 ROW_WISE_ROWS = 64
 
 
-def _add_call(n: int) -> Callable[[], Any]:
-    """opspec's element-wise `add` of n float32 elements: n trips, n elements of work."""
-    add = jax.jit(opspec.ops.add)
-    x = jnp.ones(n, jnp.float32)
-    y = jnp.ones(n, jnp.float32)
-    return lambda: jax.block_until_ready(add(x, y))
+def _element_wise(fn: Callable[..., Any], inputs: int, work_per_element: float) -> Callable[[int], Callable[[], Any]]:
+    """The call of element-wise `fn` (float32, `inputs` arrays) at about n elements of
+    work: n / work_per_element elements (its `flops:` / 2 an element where they count
+    more than its elements: runtime/src/handler.c)."""
+
+    def make(n: int) -> Callable[[], Any]:
+        jitted = jax.jit(fn)
+        args = [jnp.ones(max(1, int(n / work_per_element)), jnp.float32) for _ in range(inputs)]
+        return lambda: jax.block_until_ready(jitted(*args))
+
+    return make
 
 
-def _matvec_call(n: int) -> Callable[[], Any]:
-    """opspec's row-wise `matvec` (float32) of ROW_WISE_ROWS rows and n / ROW_WISE_ROWS
-    columns: one trip per row, n elements of work."""
-    matvec = jax.jit(opspec.ops.matvec)
-    cols = max(1, n // ROW_WISE_ROWS)
-    A = jnp.ones((ROW_WISE_ROWS, cols), jnp.float32)
-    x = jnp.ones(cols, jnp.float32)
-    return lambda: jax.block_until_ready(matvec(A, x))
+def _row_wise(fn: Callable[..., Any], weights: bool, work_per_element: float) -> Callable[[int], Callable[[], Any]]:
+    """The call of row-wise `fn` (float32) over ROW_WISE_ROWS rows of about
+    n / (ROW_WISE_ROWS * work_per_element) columns, with a vector of one weight per column
+    where `weights` (matvec's x, rms_norm's w): one trip per row, n elements of work."""
+
+    def make(n: int) -> Callable[[], Any]:
+        jitted = jax.jit(fn)
+        cols = max(1, int(n / (ROW_WISE_ROWS * work_per_element)))
+        args = [jnp.ones((ROW_WISE_ROWS, cols), jnp.float32)] + ([jnp.ones(cols, jnp.float32)] if weights else [])
+        return lambda: jax.block_until_ready(jitted(*args))
+
+    return make
 
 
-def _gelu_tanh_call(n: int) -> Callable[[], Any]:
-    """opspec's element-wise `gelu_tanh` (float32) of 2n / 9 elements: its spec's 9 flops
-    an element count 4.5 elements of work each (runtime/src/handler.c), n in all."""
-    gelu = jax.jit(opspec.ops.gelu_tanh)
-    x = jnp.ones(max(1, 2 * n // 9), jnp.float32)
-    return lambda: jax.block_until_ready(gelu(x))
-
-
-# What `tune` times, by name: (the call at a size in elements of work, what it is).
+# What `tune` times, by name: (the call at a size in elements of work, what it is). Not
+# every shipped op: a representative set of the kinds of loop (memory-bound and
+# compute-bound element-wise, work counted by `flops:`, row-wise reductions), each built
+# from ones of float32, so that the whole run stays within about a minute on 2 cores.
+# `add`'s crossover is the package's threshold; another op's is saved as its own
+# threshold where it differs from `add`'s.
 OPS: dict[str, tuple[Callable[[int], Callable[[], Any]], str]] = {
-    "add": (_add_call, "`add` (float32, element-wise)"),
-    "matvec": (_matvec_call, f"`matvec` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
-    "gelu_tanh": (_gelu_tanh_call, "`gelu_tanh` (float32, element-wise, its work counted by its `flops:`)"),
+    "add": (_element_wise(opspec.ops.add, 2, 1), "`add` (float32, element-wise)"),
+    "sigmoid": (_element_wise(opspec.ops.sigmoid, 1, 2), "`sigmoid` (float32, element-wise, an `exp` each)"),
+    "gelu_tanh": (
+        _element_wise(opspec.ops.gelu_tanh, 1, 4.5),
+        "`gelu_tanh` (float32, element-wise, its work counted by its `flops:`)",
+    ),
+    "matvec": (_row_wise(opspec.ops.matvec, True, 1), f"`matvec` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
+    "rms_norm": (_row_wise(opspec.ops.rms_norm, True, 2), f"`rms_norm` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
+    "softmax": (_row_wise(opspec.ops.softmax, False, 2.5), f"`softmax` (float32, {ROW_WISE_ROWS} rows: row-wise)"),
 }
+
+
+def _force(op: str, mode: str) -> None:
+    """Makes `op`'s loops serial or parallel (every thread) through its own threshold."""
+    opspec.set_parallel_threshold(NEVER if mode == "serial" else 1, op=op)
 
 
 def measure(
@@ -91,21 +108,21 @@ def measure(
     """Times one of OPS (`add` by default) with the loop forced serial and forced
     parallel (every thread, in the pool in use: opspec.cpu_pool()), interleaved, at each
     size in elements of work (docs/performance.md, "The threshold"): one row per size
-    with the medians in ms."""
+    with the medians in ms and the work the handler counted."""
     sizes = sizes or [2**k for k in range(12, 24)]
     make_call = OPS[op][0]
-    before = opspec.parallel_threshold()
+    own = opspec._opspec.op_parallel_threshold(op)  # put back after: 0 for none
     rows = []
     try:
         for n in sizes:
             call = make_call(n)
             times: dict[str, list[float]] = {"serial": [], "parallel": []}
             for mode in ("serial", "parallel"):  # warm up, the helper threads included
-                opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
+                _force(op, mode)
                 _time_calls(call, min_seconds)
             for _ in range(rounds):
                 for mode in ("serial", "parallel"):
-                    opspec.set_parallel_threshold(NEVER if mode == "serial" else 1)
+                    _force(op, mode)
                     times[mode].append(_time_calls(call, min_seconds) * 1e3)
             opspec._opspec.last_work()  # forget the calls above: read one call's work
             call()
@@ -117,12 +134,16 @@ def measure(
             }
             rows.append(row)
             log(
-                f"  {n:>10}  serial {row['serial_ms']:9.4f} ms  parallel {row['parallel_ms']:9.4f} ms"
+                f"  {row['work']:>10}  serial {row['serial_ms']:9.4f} ms  parallel {row['parallel_ms']:9.4f} ms"
                 f"  serial/parallel {row['serial_ms'] / row['parallel_ms']:5.2f}"
             )
     finally:
-        opspec.set_parallel_threshold(before)
+        opspec.set_parallel_threshold(own or None, op=op)
     return rows
+
+
+def _crossover_text(work: int) -> str:
+    return "never" if work == NEVER else f"{work} elements of work"
 
 
 def tune(
@@ -131,10 +152,17 @@ def tune(
     sizes: list[int] | None = None,
     min_seconds: float = 0.004,
     log: Callable[[str], None] = print,
+    ops: list[str] | None = None,
 ) -> dict:
-    """Measures this machine's crossover in elements of work (`add`'s, and the row-wise
-    `matvec`'s for comparison), and saves `add`'s (unless save is False) where every
-    later ``import opspec`` on this machine reads it. Returns what it saved."""
+    """Measures this machine's crossover in elements of work for each of `ops` (of OPS;
+    all by default, `add` always): `add`'s becomes opspec's threshold, and each other
+    op's, where it differs, that op's own. Saves them (unless save is False) where every
+    later ``import opspec`` on this machine reads them, and applies them to this process.
+    Returns what it saved."""
+    unknown = sorted(set(ops or []) - set(OPS))
+    if unknown:
+        raise ValueError(f"tune: no timing for {', '.join(map(repr, unknown))}: expected some of {', '.join(OPS)}")
+    timed = ["add"] + [op for op in (ops or OPS) if op != "add"]
     threads = opspec._opspec.cpu_threads()
     result: dict[str, Any] = {
         "format": FORMAT,
@@ -147,6 +175,7 @@ def tune(
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "opspec": opspec.__version__,
     }
+    own: dict[str, int] = {}
     if threads < 2:
         log("one thread only: loops stay serial")
         result["rows"] = []
@@ -155,24 +184,23 @@ def tune(
         busy = _busy()
         if busy:
             log(f"warning: {busy}; what is measured now is the load, and the result will say so")
-        # The threshold is `add`'s crossover, as before work counted (for `add` work is
-        # its trips); the others' crossovers, in the same unit (the work the handler
-        # counted for each row), are saved beside it, to show how well one threshold in
-        # elements of work fits a body that loops over a row (`matvec`) and one whose
-        # work its `flops:` counts (`gelu_tanh`).
+        log(f"timing {len(timed)} of opspec's ops, a representative set: {', '.join(timed)}")
+        # Each crossover in the same unit, the work the handler counted for each row.
         result["crossovers"] = {}
-        for op, (_, what) in OPS.items():
-            log(f"timing {what}, serial against {threads} threads, median of {rounds} interleaved rounds:")
+        for op in timed:
+            log(f"timing {OPS[op][1]}, serial against {threads} threads, median of {rounds} interleaved rounds:")
             rows = measure(sizes=sizes, rounds=rounds, min_seconds=min_seconds, log=log, op=op)
             result["rows" if op == "add" else f"{op}_rows"] = rows
             result["crossovers"][op] = pick_threshold([{**r, "size": r["work"]} for r in rows])
         result["parallel_threshold"] = result["crossovers"]["add"]
-        for op in OPS:
-            if op != "add":
-                crossover = result["crossovers"][op]
-                log(f"`{op}` crossover: {'never' if crossover == NEVER else crossover} elements of work")
+        for op in timed[1:]:
+            crossover = result["crossovers"][op]
+            if crossover != result["parallel_threshold"]:
+                own[op] = crossover
+            log(f"`{op}` crossover: {_crossover_text(crossover)}{' (its own threshold)' if op in own else ''}")
+    result["op_thresholds"] = {"opspec": own}
     if result["parallel_threshold"] == NEVER:
-        log("more threads never won by 10%: portable loops will stay serial")
+        log("more threads never won by 10% on `add`: portable loops will stay serial")
     else:
         log(f"parallel threshold: {result['parallel_threshold']} elements of work")
     if save:
@@ -184,5 +212,7 @@ def tune(
             f.write("\n")
         os.replace(tmp, path)
         opspec.set_parallel_threshold(result["parallel_threshold"])
+        for op in OPS:
+            opspec.set_parallel_threshold(own.get(op), op=op)
         log(f"saved: {path} (every `import opspec` on this machine reads it; {ENV} overrides it)")
     return result
