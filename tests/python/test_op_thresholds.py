@@ -178,6 +178,18 @@ def test_saved_op_thresholds_are_applied_at_import(tmp_path):
     assert out == ["777", "777", "777"] + ["environment (OPSPEC_PARALLEL_THRESHOLD)"] * 2
 
 
+def test_a_user_package_applies_its_own_entry_of_the_saved_file(tmp_path, reading_package):
+    path = write_saved(
+        tmp_path,
+        {"format": 2, "parallel_threshold": 60_000, "op_thresholds": {"reading": {"row_rms_norm": 4242}}},
+    )
+    code = (
+        "import opspec, reading; print(reading.parallel_threshold(op=reading.ops.row_rms_norm)); "
+        "print(reading.parallel_threshold_source(op='row_rms_norm')); print(opspec.parallel_threshold(op='add'))"
+    )
+    assert run_python(code, tmp_path) == ["4242", path, "60000"]
+
+
 def test_a_format_1_file_is_still_read(tmp_path):
     path = write_saved(tmp_path, {"format": 1, "parallel_threshold": 4321})
     assert run_python(PROBE, tmp_path) == ["4321", "4321", "4321", path, path]
