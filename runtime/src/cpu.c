@@ -10,7 +10,7 @@
 
 #include "opspec/ffi.h"
 #include "opspec/parallel.h"
-#include "opspec/registry.h"
+#include "opspec/registry.h" /* the entry type only: module.c hands over the package's table */
 
 /* 2^18 trips, when `python -m opspec tune` saved no value for this machine and
  * OPSPEC_PARALLEL_THRESHOLD is unset (opspec/_tune.py). Measured on the 2-core CI machine
@@ -82,6 +82,8 @@ typedef struct opspec_op_slot {
 } opspec_op_slot;
 
 typedef struct opspec_op_thresholds {
+  const opspec_op_entry *ops; /* the package's registry, as module.c handed it */
+  size_t count;
   size_t mask;           /* slots - 1 (a power of two, at least twice the ops) */
   opspec_op_slot *slots; /* after `values` in the same allocation */
   atomic_flag filling;   /* held while a slot is filled */
@@ -91,16 +93,18 @@ typedef struct opspec_op_thresholds {
 static _Atomic(opspec_op_thresholds *) opspec_op_table_thresholds;
 
 /* The table, made on first use. Made once and kept for the process (its ops are). */
-static opspec_op_thresholds *opspec_thresholds_table(void) {
+static opspec_op_thresholds *opspec_thresholds_table(const opspec_op_entry *ops, size_t count) {
   opspec_op_thresholds *t = atomic_load_explicit(&opspec_op_table_thresholds, memory_order_acquire);
   if (t) return t;
   size_t slots = 4;
-  while (slots < 2 * opspec_op_count + 2) slots *= 2;
-  size_t values = sizeof(opspec_op_thresholds) + opspec_op_count * sizeof(_Atomic int64_t);
+  while (slots < 2 * count + 2) slots *= 2;
+  size_t values = sizeof(opspec_op_thresholds) + count * sizeof(_Atomic int64_t);
   values = (values + _Alignof(opspec_op_slot) - 1) / _Alignof(opspec_op_slot) * _Alignof(opspec_op_slot);
   char *memory = calloc(1, values + slots * sizeof(opspec_op_slot));
   if (!memory) return NULL;
   opspec_op_thresholds *made = (opspec_op_thresholds *)(void *)memory;
+  made->ops = ops;
+  made->count = count;
   made->mask = slots - 1;
   made->slots = (opspec_op_slot *)(void *)(memory + values);
   atomic_flag_clear(&made->filling);
@@ -111,9 +115,10 @@ static opspec_op_thresholds *opspec_thresholds_table(void) {
   return made;
 }
 
-int64_t opspec_op_index(const char *name) {
-  for (size_t i = 0; i < opspec_op_count; ++i)
-    if (strcmp(opspec_op_table[i].name, name) == 0) return (int64_t)i;
+/* The position of the op called `name` in `t`'s registry, or -1. */
+static int32_t opspec_op_index(const opspec_op_thresholds *t, const char *name) {
+  for (size_t i = 0; i < t->count; ++i)
+    if (strcmp(t->ops[i].name, name) == 0) return (int32_t)i;
   return -1;
 }
 
@@ -132,7 +137,7 @@ static int32_t opspec_op_slot_index(opspec_op_thresholds *t, const opspec_op_des
     }
     at = atomic_load_explicit(&t->slots[h].op, memory_order_relaxed);
     if (!at) {
-      t->slots[h].index = (int32_t)opspec_op_index(op->name);
+      t->slots[h].index = opspec_op_index(t, op->name);
       atomic_store_explicit(&t->slots[h].op, op, memory_order_release);
     }
     atomic_flag_clear_explicit(&t->filling, memory_order_release);
@@ -153,17 +158,16 @@ int64_t opspec_op_parallel_threshold(const opspec_op_desc *op) {
   return own > 0 ? own : atomic_load_explicit(&opspec_threshold, memory_order_relaxed);
 }
 
-bool opspec_set_op_threshold(int64_t index, int64_t n) {
-  if (index < 0 || (size_t)index >= opspec_op_count) return false;
-  opspec_op_thresholds *t = opspec_thresholds_table();
+bool opspec_set_op_threshold(const opspec_op_entry *ops, size_t count, size_t index, int64_t n) {
+  opspec_op_thresholds *t = index < count ? opspec_thresholds_table(ops, count) : NULL;
   if (!t) return false;
   atomic_store(&t->values[index], n > 0 ? n : 0);
   return true;
 }
 
-int64_t opspec_op_threshold_at(int64_t index) {
+int64_t opspec_op_threshold_at(size_t index) {
   opspec_op_thresholds *t = atomic_load_explicit(&opspec_op_table_thresholds, memory_order_acquire);
-  if (!t || index < 0 || (size_t)index >= opspec_op_count) return 0;
+  if (!t || index >= t->count) return 0;
   return atomic_load(&t->values[index]);
 }
 

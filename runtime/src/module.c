@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <limits.h>
+#include <string.h>
 
 #include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
@@ -234,9 +235,10 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
 
 /* The registry position of op `name`, or -1 with ValueError set. */
 static int64_t opspec_py_op_index(const char *name) {
-  int64_t index = opspec_op_index(name);
-  if (index < 0) PyErr_Format(PyExc_ValueError, "package %s has no op '%s'", opspec_package_name, name);
-  return index;
+  for (size_t i = 0; i < opspec_op_count; ++i)
+    if (strcmp(opspec_op_table[i].name, name) == 0) return (int64_t)i;
+  PyErr_Format(PyExc_ValueError, "package %s has no op '%s'", opspec_package_name, name);
+  return -1;
 }
 
 /* set_op_parallel_threshold(op name, work): the op's own threshold; work < 1: none. */
@@ -247,7 +249,7 @@ static PyObject *opspec_py_set_op_parallel_threshold(PyObject *self, PyObject *a
   if (!PyArg_ParseTuple(args, "sL", &name, &n)) return NULL;
   int64_t index = opspec_py_op_index(name);
   if (index < 0) return NULL;
-  if (!opspec_set_op_threshold(index, n)) return PyErr_NoMemory();
+  if (!opspec_set_op_threshold(opspec_op_table, opspec_op_count, (size_t)index, n)) return PyErr_NoMemory();
   Py_RETURN_NONE;
 }
 
@@ -260,7 +262,7 @@ static PyObject *opspec_py_op_parallel_threshold(PyObject *self, PyObject *arg) 
     return NULL;
   }
   int64_t index = opspec_py_op_index(name);
-  return index < 0 ? NULL : PyLong_FromLongLong(opspec_op_threshold_at(index));
+  return index < 0 ? NULL : PyLong_FromLongLong(opspec_op_threshold_at((size_t)index));
 }
 
 static PyObject *opspec_py_parallel_stats(PyObject *self, PyObject *unused) {

@@ -102,13 +102,13 @@ int64_t opspec_parallel_threshold(void);
  * docs/performance.md, "The threshold"). Kept beside the generated registry, by the
  * op's position in opspec_op_table. */
 struct opspec_op_desc;
-/* The position of the op called `name` in the package's registry, or -1. */
-int64_t opspec_op_index(const char *name);
-/* Sets the own threshold of the op at `index` (n < 1: none, it follows the package's);
- * false for an index out of range (or no memory for the table). */
-bool opspec_set_op_threshold(int64_t index, int64_t n);
+struct opspec_op_entry;
+/* Sets the own threshold of the op at `index` of the package's registry `ops` (`count`
+ * entries: module.c hands over opspec_op_table, the same every time; n < 1: none, the op
+ * follows the package's); false for an index out of range or no memory for the table. */
+bool opspec_set_op_threshold(const struct opspec_op_entry *ops, size_t count, size_t index, int64_t n);
 /* The own threshold of the op at `index`, 0 for none. */
-int64_t opspec_op_threshold_at(int64_t index);
+int64_t opspec_op_threshold_at(size_t index);
 /* A call's: the own threshold of the op `op` describes (0 for none; one load while no
  * op has one), and the threshold its work is compared with (its own, else the
  * package's). */
