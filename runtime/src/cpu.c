@@ -74,7 +74,7 @@ int64_t opspec_parallel_threshold(void) { return atomic_load(&opspec_threshold);
  * threshold. A call finds its op's position from its descriptor's address through a
  * small open-addressed map, filled the first time each op runs after a value was set
  * (by name: the descriptor is static in the op's _ffi.c). Until some op has a value of
- * its own the table does not exist, and a call pays one load for asking. */
+ * its own the table does not exist, and a call pays one load more for asking. */
 
 typedef struct opspec_op_slot {
   _Atomic(const opspec_op_desc *) op; /* NULL: free */

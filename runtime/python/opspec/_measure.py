@@ -1,6 +1,8 @@
-"""``python -m opspec tune``: measure where portable CPU loops should go parallel on this
-machine, in elements of work, and save it where every later ``import opspec`` reads it
-(opspec._tune reads it; docs/performance.md, "The threshold")."""
+"""``python -m opspec tune``: measure where CPU loops should go parallel on this machine,
+in elements of work, for a representative set of ops (OPS): `add`'s crossover is the
+package's threshold, another op's its own where it differs. Saves them where every later
+``import opspec`` reads them (opspec._tune reads them; docs/performance.md, "The
+threshold")."""
 
 from __future__ import annotations
 
