@@ -234,4 +234,60 @@ def test_tune_refuses_an_op_it_cannot_time(tmp_path):
     )
     assert r.returncode == 2
     assert "opspec tune: error: tune: no timing for 'csr_matvec': expected some of add, sigmoid" in r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "opspec", "tune", "--package", "no_such_package_here"],
+        capture_output=True,
+        text=True,
+        env=environ,
+    )
+    assert r.returncode == 2
+    assert "opspec tune: error: cannot import package 'no_such_package_here' or its ops" in r.stderr
     assert not (tmp_path / "opspec").exists()
+
+
+def test_tune_package_times_a_user_packages_ops_and_the_next_import_applies_them(tmp_path, reading_package):
+    """`tune --package reading`, tiny (two sizes, one round), every crossover replaced by
+    4,096: each op it could time gets 4,096 as its own; opspec's entry of the file stays."""
+    write_saved(tmp_path, {"format": 1, "parallel_threshold": 70_000})
+    code = (
+        "import json\n"
+        "from opspec import _measure\n"
+        "_measure.pick_threshold = lambda rows: 4096\n"
+        "found = _measure.tune_package('reading', rounds=1, sizes=[4096, 8192], min_seconds=0.0005,"
+        " log=lambda s: None)\n"
+        "print(json.dumps({k: found[k] for k in ('op_thresholds', 'skipped', 'threshold')}))"
+    )
+    found = json.loads(run_python(code, tmp_path)[-1])
+    if opspec._opspec.cpu_threads() < 2:
+        assert found["op_thresholds"] == {}
+        return
+    timed = found["op_thresholds"]
+    assert found["threshold"] == 70_000 and "row_rms_norm" in timed and "axpy" in timed
+    assert set(timed.values()) == {4096}
+    files = os.listdir(tmp_path / "opspec")
+    with open(tmp_path / "opspec" / files[0], encoding="utf-8") as f:
+        data = json.load(f)
+    assert data["format"] == 2 and data["parallel_threshold"] == 70_000  # the package threshold kept
+    assert data["op_thresholds"]["reading"] == timed
+    rows = data["packages"]["reading"]["rows"]["row_rms_norm"]
+    assert [r["size"] for r in rows] == [4096, 8192] and all(r["work"] > 0 for r in rows)
+    names = sorted(timed) + sorted(found["skipped"])
+    code = "import reading\n" + "".join(f"print(reading.parallel_threshold(op={n!r}))\n" for n in names)
+    assert run_python(code, tmp_path) == ["4096"] * len(timed) + ["70000"] * len(found["skipped"])
+
+
+def test_generic_calls_say_why_an_op_cannot_be_timed_and_build_the_work_asked_for(knobs):
+    from opspec import _measure
+
+    native = opspec._opspec
+    assert _measure.generic_call(opspec.ops, "csr_matvec", native) == (None, "input 'indices' has a contents check")
+    assert _measure.generic_call(opspec.ops, "nothing", native) == (None, "not an op of the module")
+    # Row-wise rms_norm: 64 rows of a width scaled so the handler counts about n of work;
+    # split: '...' alone, n elements; leaky_relu: its attribute has a default.
+    for name, n in [("rms_norm", 200_000), ("split", 50_000), ("leaky_relu", 30_000)]:
+        make, why = _measure.generic_call(opspec.ops, name, native)
+        assert make is not None and why == "", name
+        call = make(n)
+        native.last_work()
+        call()
+        assert 0.9 * n <= native.last_work()[2] <= n, name

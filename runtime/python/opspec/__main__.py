@@ -7,7 +7,8 @@ python -m opspec                version, build information, the parallel thresho
 python -m opspec tune           measure where CPU loops should go parallel on this machine
                                 (the threshold, and ops' own where they differ), and save
                                 it for every later `import opspec` (docs/performance.md);
-                                --no-save only prints it; --ops add,softmax times fewer
+                                --no-save only prints it; --ops add,softmax times fewer;
+                                --package NAME times a package's own ops
 python -m opspec new PACKAGE    make a folder with a new package of ops: pyproject.toml,
                                 CMakeLists.txt, one spec, its test (docs/user-project.md)
 python -m opspec schema         print the JSON Schema of a spec (--path: where the file is),
@@ -45,7 +46,12 @@ def _schema(args: argparse.Namespace) -> int:
 def _tune(args: argparse.Namespace) -> int:
     ops = [op.strip() for op in args.ops.split(",") if op.strip()] if args.ops else None
     try:
-        _measure.tune(save=not args.no_save, rounds=max(1, args.rounds), ops=ops)
+        if args.package and args.package != "opspec":
+            if ops:
+                raise ValueError("--ops times opspec's own ops; with --package every op it can build inputs for")
+            _measure.tune_package(args.package, save=not args.no_save, rounds=max(1, args.rounds))
+        else:
+            _measure.tune(save=not args.no_save, rounds=max(1, args.rounds), ops=ops)
     except ValueError as e:
         print(f"opspec tune: error: {e}", file=sys.stderr)
         return 2
@@ -89,6 +95,11 @@ def parser() -> argparse.ArgumentParser:
     )
     tune.add_argument("--no-save", action="store_true", help="print the threshold, do not save it")
     tune.add_argument("--rounds", type=int, default=9, help="interleaved rounds per size (default 9)")
+    tune.add_argument(
+        "--package",
+        help="time the ops of this package built with opspec instead (each op whose inputs can be float32 "
+        "ones: docs/performance.md), and save their own thresholds for it",
+    )
     tune.add_argument(
         "--ops",
         help=f"comma-separated ops to time, of {', '.join(_measure.OPS)} (default: all; add is always "
