@@ -99,7 +99,8 @@ static XLA_FFI_Error *opspec_scratch_bytes(XLA_FFI_CallFrame *cf, const opspec_o
  * only add work, never take it away: a gather from a large table still counts the
  * whole table (it may go parallel early, which costs a helper's wake-up), since an op
  * that ran parallel must not go back to one thread without a measurement saying so.
- * A raw `cpu:` body decides with opspec_cpu_parallel(trips) itself, by its own trips. */
+ * A raw `cpu:` body decides with opspec_cpu_parallel(trips) itself, by its own trips
+ * (against its op's own threshold where it has one: opspec_cpu_enter_op). */
 #define OPSPEC_WORK_BYTES 12
 #define OPSPEC_WORK_FLOPS 2
 
@@ -243,10 +244,10 @@ static void opspec_range_chunk(void *ctx, int64_t c, int worker) {
 
 /* Runs the kernel over launch positions [0, total) of `l` (one element, or all of a
  * batch), in parallel chunks once `work` (at least the body's runs: the work of a call)
- * reaches the threshold. A position's work is the same everywhere (work / total), so a
+ * reaches `threshold` (the op's own, else the package's: opspec_op_parallel_threshold). A position's work is the same everywhere (work / total), so a
  * chunk of positions holds about the work the chunk count asks for. */
-static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t work) {
-  bool parallel = opspec_cpu_parallel(work);
+static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t work, int64_t threshold) {
+  bool parallel = opspec_cpu_parallel_at(work, threshold);
   int threads = parallel ? opspec_cpu_threads() : 1;
   if (!parallel || (l->batch && !opspec_copies_make(&l->copies, l->op, l->args, threads))) {
     if (!l->batch) {
@@ -305,10 +306,11 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
    * its buffers stays serial unless its formulas count over 1024 units of work an
    * element; evaluating them costs about 15 ns, a tenth of a small call's 0.12 µs
    * (bench_overhead.py). Always while the work is read (opspec_last_work). */
-  int64_t by_formulas = by_buffers >= opspec_parallel_threshold() / 1024 ||
-                                atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)
-                            ? opspec_formula_work(op, bound, args)
-                            : -1;
+  int64_t threshold = opspec_op_parallel_threshold(op); /* its own, else the package's */
+  int64_t by_formulas =
+      by_buffers >= threshold / 1024 || atomic_load_explicit(&opspec_work_wanted, memory_order_relaxed)
+          ? opspec_formula_work(op, bound, args)
+          : -1;
   int64_t element_work = opspec_max(by_buffers, by_formulas);
   opspec_record_work(opspec_sat_mul(element_work, batch->count), opspec_sat_mul(by_buffers, batch->count));
   opspec_range_loop l = {op, NULL, kernel, args, {NULL, NULL}, outer, 0, outer};
@@ -317,12 +319,12 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
   if (batch->rank && op->nscratch == 0 && opspec_sat_mul(outer, batch->count) < INT64_MAX) {
     l.batch = batch;
     l.total = outer * batch->count;
-    opspec_run_ranges(cf, &l, opspec_sat_mul(element_work, batch->count));
+    opspec_run_ranges(cf, &l, opspec_sat_mul(element_work, batch->count), threshold);
     return;
   }
   for (int64_t b = 0; b < batch->count; ++b) {
     if (batch->rank) opspec_batch_point(batch, op, args, b);
-    opspec_run_ranges(cf, &l, element_work);
+    opspec_run_ranges(cf, &l, element_work, threshold);
   }
 }
 
@@ -440,10 +442,12 @@ XLA_FFI_Error *opspec_run_cpu(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, v
   if (opspec_metadata_query(cf, 0)) return NULL;
   opspec_cpu_call c;
   XLA_FFI_Error *err = opspec_cpu_begin(cf, op, args, &c);
+  int64_t outer = opspec_cpu_enter_op(opspec_op_own_threshold(op)); /* the body's opspec_cpu_parallel */
   if (!err && c.batch.rank)
     opspec_run_batch(cf, &c.batch, op, args, variants[c.bound.variant]);
   else if (!err && c.batch.count)
     variants[c.bound.variant](args);
+  opspec_cpu_enter_op(outer);
   if (!err && opspec_was_rejected(op, &c)) err = opspec_rejection(op, args, &c);
   opspec_cpu_end(op, args, &c, !err);
   return err;

@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <limits.h>
+#include <string.h>
 
 #include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
@@ -232,6 +233,38 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
   return PyLong_FromLongLong(opspec_parallel_threshold());
 }
 
+/* The registry position of op `name`, or -1 with ValueError set. */
+static int64_t opspec_py_op_index(const char *name) {
+  for (size_t i = 0; i < opspec_op_count; ++i)
+    if (strcmp(opspec_op_table[i].name, name) == 0) return (int64_t)i;
+  PyErr_Format(PyExc_ValueError, "package %s has no op '%s'", opspec_package_name, name);
+  return -1;
+}
+
+/* set_op_parallel_threshold(op name, work): the op's own threshold; work < 1: none. */
+static PyObject *opspec_py_set_op_parallel_threshold(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *name;
+  long long n;
+  if (!PyArg_ParseTuple(args, "sL", &name, &n)) return NULL;
+  int64_t index = opspec_py_op_index(name);
+  if (index < 0) return NULL;
+  if (!opspec_set_op_threshold(opspec_op_table, opspec_op_count, (size_t)index, n)) return PyErr_NoMemory();
+  Py_RETURN_NONE;
+}
+
+/* op_parallel_threshold(op name) -> the op's own threshold, 0 for none. */
+static PyObject *opspec_py_op_parallel_threshold(PyObject *self, PyObject *arg) {
+  (void)self;
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
+  if (!name) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "op_parallel_threshold expects an op name (str)");
+    return NULL;
+  }
+  int64_t index = opspec_py_op_index(name);
+  return index < 0 ? NULL : PyLong_FromLongLong(opspec_op_threshold_at((size_t)index));
+}
+
 static PyObject *opspec_py_parallel_stats(PyObject *self, PyObject *unused) {
   (void)self;
   (void)unused;
@@ -317,6 +350,10 @@ static PyMethodDef opspec_py_methods[] = {
      "Work (elements) at which portable CPU loops go parallel."},
     {"parallel_threshold", opspec_py_parallel_threshold, METH_NOARGS,
      "Work (elements) at which portable CPU loops go parallel."},
+    {"set_op_parallel_threshold", opspec_py_set_op_parallel_threshold, METH_VARARGS,
+     "(op name, work): the op's own threshold, over the package's (work < 1: none)."},
+    {"op_parallel_threshold", opspec_py_op_parallel_threshold, METH_O,
+     "The op's own threshold (work), 0 where it follows the package's."},
     {"last_work", opspec_py_last_work, METH_NOARGS,
      "(bytes, flops, work, work without the formulas) of the last portable CPU call."},
     {"parallel_stats", opspec_py_parallel_stats, METH_NOARGS,

@@ -4,7 +4,8 @@
  * once, so loops must not oversubscribe: a loop goes parallel only when its trip count
  * reaches a threshold, and never with more threads than the cap. Both are process-wide
  * settings (atomics, so concurrent handlers read them safely), set from Python with
- * opspec.set_cpu_threads() / opspec.set_parallel_threshold(). Portable kernels are run
+ * opspec.set_cpu_threads() / opspec.set_parallel_threshold(); an op may have a threshold
+ * of its own. Portable kernels are run
  * in parallel by the handler (opspec/parallel.h); a raw `cpu:` body that writes its own
  * OpenMP loop asks opspec_cpu_parallel() and opspec_cpu_threads() the same questions.
  */
@@ -76,6 +77,9 @@ int opspec_cpu_threads(void);
  * more than one thread, and not already inside a parallel loop (a batch element on one
  * thread of a batched call, or a raw body's own OpenMP region). */
 bool opspec_cpu_parallel(int64_t trips);
+/* The same against `threshold` (the handler's portable loops: their op's threshold,
+ * opspec_op_parallel_threshold). */
+bool opspec_cpu_parallel_at(int64_t trips, int64_t threshold);
 
 /* Sets `bytes` bytes at `data` to zero (nothing for 0 bytes, whatever `data` is). A
  * function, not memset, so that a body's own names (an array called `memset`) cannot
@@ -92,6 +96,28 @@ const char *opspec_cpu_forms(void);
 void opspec_set_cpu_threads(int n);            /* 0: the default */
 void opspec_set_parallel_threshold(int64_t n); /* work at which loops go parallel (docs/performance.md) */
 int64_t opspec_parallel_threshold(void);
+
+/* Per-op thresholds: an op with its own value compares its calls' work with it instead
+ * of the package's threshold (opspec.set_parallel_threshold(work, op=...),
+ * docs/performance.md, "The threshold"). Kept beside the generated registry, by the
+ * op's position in opspec_op_table. */
+struct opspec_op_desc;
+struct opspec_op_entry;
+/* Sets the own threshold of the op at `index` of the package's registry `ops` (`count`
+ * entries: module.c hands over opspec_op_table, the same every time; n < 1: none, the op
+ * follows the package's); false for an index out of range or no memory for the table. */
+bool opspec_set_op_threshold(const struct opspec_op_entry *ops, size_t count, size_t index, int64_t n);
+/* The own threshold of the op at `index`, 0 for none. */
+int64_t opspec_op_threshold_at(size_t index);
+/* A call's: the own threshold of the op `op` describes (0 for none; one load while no
+ * op has one), and the threshold its work is compared with (its own, else the
+ * package's). */
+int64_t opspec_op_own_threshold(const struct opspec_op_desc *op);
+int64_t opspec_op_parallel_threshold(const struct opspec_op_desc *op);
+/* Around a raw `cpu:` body: its op's own threshold (0 for none) is what the body's
+ * opspec_cpu_parallel(trips) compares with on this thread; returns the value it
+ * replaces, which the handler puts back after the body. */
+int64_t opspec_cpu_enter_op(int64_t own);
 
 #ifdef __cplusplus
 }

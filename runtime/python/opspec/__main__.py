@@ -4,9 +4,11 @@ commands. One parser; each command's arguments and code live in the command's mo
 python -m opspec --cmake-dir    the folder to pass as -Dopspec_DIR=... to plain CMake
 python -m opspec --version      opspec's version
 python -m opspec                version, build information, the parallel threshold
-python -m opspec tune           measure where portable CPU loops should go parallel on
-                                this machine, and save it for every later `import opspec`
-                                (docs/performance.md); --no-save only prints it
+python -m opspec tune           measure where CPU loops should go parallel on this machine
+                                (the threshold, and ops' own where they differ), and save
+                                it for every later `import opspec` (docs/performance.md);
+                                --no-save only prints it; --ops add,softmax times fewer;
+                                --package NAME times a package's own ops
 python -m opspec new PACKAGE    make a folder with a new package of ops: pyproject.toml,
                                 CMakeLists.txt, one spec, its test (docs/user-project.md)
 python -m opspec schema         print the JSON Schema of a spec (--path: where the file is),
@@ -42,7 +44,17 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _tune(args: argparse.Namespace) -> int:
-    _measure.tune(save=not args.no_save, rounds=max(1, args.rounds))
+    ops = [op.strip() for op in args.ops.split(",") if op.strip()] if args.ops else None
+    try:
+        if args.package and args.package != "opspec":
+            if ops:
+                raise ValueError("--ops times opspec's own ops; with --package every op it can build inputs for")
+            _measure.tune_package(args.package, save=not args.no_save, rounds=max(1, args.rounds))
+        else:
+            _measure.tune(save=not args.no_save, rounds=max(1, args.rounds), ops=ops)
+    except ValueError as e:
+        print(f"opspec tune: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -76,12 +88,23 @@ def parser() -> argparse.ArgumentParser:
     tune = commands.add_parser(
         "tune",
         prog="opspec tune",
-        help="measure this machine's parallel threshold and save it under the user's cache folder",
-        description="Measure where portable CPU loops should go parallel on this machine, and save it "
-        "for every later `import opspec` (docs/performance.md).",
+        help="measure this machine's parallel thresholds and save them under the user's cache folder",
+        description="Measure where CPU loops should go parallel on this machine (the package's threshold "
+        "from `add`, and the own threshold of each other op timed where its crossover differs), and save "
+        "them for every later `import opspec` (docs/performance.md).",
     )
     tune.add_argument("--no-save", action="store_true", help="print the threshold, do not save it")
     tune.add_argument("--rounds", type=int, default=9, help="interleaved rounds per size (default 9)")
+    tune.add_argument(
+        "--package",
+        help="time the ops of this package built with opspec instead (each op whose inputs can be float32 "
+        "ones: docs/performance.md), and save their own thresholds for it",
+    )
+    tune.add_argument(
+        "--ops",
+        help=f"comma-separated ops to time, of {', '.join(_measure.OPS)} (default: all; add is always "
+        "timed: its crossover is the package's threshold)",
+    )
     tune.set_defaults(run=_tune)
 
     new = commands.add_parser(

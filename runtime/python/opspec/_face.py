@@ -84,22 +84,48 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
         may run on)."""
         native.set_cpu_threads(int(n))
 
-    def set_parallel_threshold(work: int) -> None:
-        """Sets the work at which the package's portable CPU kernels go parallel (values
-        below 1 become 1), for this process, over the value it started with. Work counts
+    def op_name(op: Any) -> str:
+        """The name of `op` (a name, or an op function of the package's ``ops``), checked
+        against the package's ops."""
+        return _tune.op_name(package, native, op)
+
+    def set_parallel_threshold(work: int | None, op: Any = None) -> None:
+        """Sets the work at which the package's portable CPU kernels go parallel, for this
+        process, over the value it started with (values below 1 become 1). Work counts
         elements: the larger of a call's loop trips, its largest buffer's elements and
         its spec's ``bytes:`` / 12 and ``flops:`` / 2 (docs/performance.md, "Work, not
-        trips")."""
-        native.set_parallel_threshold(int(work))
+        trips").
 
-    def parallel_threshold() -> int:
-        """The work (elements) at which the package's portable CPU kernels go parallel."""
-        return native.parallel_threshold()
+        With ``op`` (an op's name, or the op function, e.g. ``ops.softmax``) it sets that
+        op's own threshold instead, which its calls use in place of the package's (a raw
+        ``cpu:`` body's ``opspec_cpu_parallel(n)`` too); ``work=None`` removes it, and the
+        op follows the package's threshold again. The package's threshold set without
+        ``op`` leaves the ops' own values as they are."""
+        if op is None:
+            native.set_parallel_threshold(_tune.work_value(work, f"{package}.set_parallel_threshold"))
+            return
+        name = op_name(op)
+        where = f"{package}.set_parallel_threshold(op={name!r})"
+        native.set_op_parallel_threshold(name, 0 if work is None else max(1, _tune.work_value(work, where)))
 
-    def parallel_threshold_source() -> str:
+    def parallel_threshold(op: Any = None) -> int:
+        """The work (elements) at which the package's portable CPU kernels go parallel;
+        with ``op`` (a name or the op function), the one that op's calls use: its own
+        where it has one, else the package's."""
+        if op is None:
+            return native.parallel_threshold()
+        return native.op_parallel_threshold(op_name(op)) or native.parallel_threshold()
+
+    def parallel_threshold_source(op: Any = None) -> str:
         """Where the threshold this process started with came from: ``"environment
         (OPSPEC_PARALLEL_THRESHOLD)"``, the path of this machine's file saved by ``python
-        -m opspec tune``, or ``"default"``. ``set_parallel_threshold`` does not change it."""
+        -m opspec tune``, or ``"default"``. With ``op``: the file's path where the op
+        started with a value of its own from it, else the package's source.
+        ``set_parallel_threshold`` does not change it."""
+        if op is not None:
+            source = _tune.OP_SOURCES.get(package, {}).get(op_name(op))
+            if source:
+                return source
         return _tune.SOURCES.get(package, "default")
 
     def set_cpu_pool(name: str) -> None:

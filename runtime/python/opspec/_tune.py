@@ -10,12 +10,18 @@ Where it comes from, first match wins:
 
 ``set_parallel_threshold()`` changes it later in the process, whatever it started from.
 Every package built with opspec (``opspec`` and users' packages) reads the same value at
-import. Nothing here imports JAX; ``python -m opspec tune`` measures (opspec._measure).
+import. Besides it, the saved file may hold ops' own thresholds (``op_thresholds``, per
+package, per op: what ``tune`` measured where an op's crossover differs from `add`'s),
+which a package applies at import unless the environment sets the threshold; an op's own
+value replaces the package's for its calls (``set_parallel_threshold(work, op=...)``).
+Nothing here imports JAX; ``python -m opspec tune`` measures (opspec._measure).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import operator
 import os
 import socket
 import warnings
@@ -26,8 +32,10 @@ ENV = "OPSPEC_PARALLEL_THRESHOLD"
 # Where parallel loops' helpers come from (runtime/include/opspec/parallel.h), by name.
 POOL_ENV = "OPSPEC_CPU_POOL"
 POOLS = {"opspec": 0, "xla": 1, "openmp": 2}
-# Saved files carry this; a file of another format version is ignored.
-FORMAT = 1
+# Saved files carry this; a file of another format version is ignored, except
+# FORMAT 1's (the package threshold alone), which is still read.
+FORMAT = 2
+READ_FORMATS = (1, 2)
 # Multi-threaded must beat single-threaded by this factor, at a size and at every larger
 # size measured, for that size to become the threshold.
 MARGIN = 1.10
@@ -36,6 +44,8 @@ NEVER = 2**62
 
 # package -> where its threshold came from ("environment", the cache file, "default").
 SOURCES: dict[str, str] = {}
+# package -> op -> where the op's own starting threshold came from (the cache file).
+OP_SOURCES: dict[str, dict[str, str]] = {}
 
 
 def cpu_count() -> int:
@@ -66,17 +76,77 @@ def _positive_int(value: Any) -> int | None:
     return n if n >= 1 else None
 
 
-def saved_threshold(path: str | None = None) -> int | None:
-    """The threshold saved for this machine, or None (no file, or not a valid one)."""
-    path = path or cache_file()
+def _saved(path: str | None) -> dict | None:
+    """The saved file's contents, or None (no file, not JSON, or a format not read)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path or cache_file(), encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READ_FORMATS:
         return None
-    return _positive_int(data.get("parallel_threshold"))
+    return data
+
+
+def saved_threshold(path: str | None = None) -> int | None:
+    """The threshold saved for this machine, or None (no file, or not a valid one)."""
+    data = _saved(path)
+    return None if data is None else _positive_int(data.get("parallel_threshold"))
+
+
+def saved_op_thresholds(package: str, path: str | None = None) -> dict[str, int]:
+    """The ops' own thresholds saved for `package` on this machine (op name -> work);
+    entries that are not a positive integer are left out. Empty for a FORMAT 1 file."""
+    data = _saved(path)
+    ops = data.get("op_thresholds", {}) if data else {}
+    ops = ops.get(package, {}) if isinstance(ops, dict) else {}
+    if not isinstance(ops, dict):
+        return {}
+    values = {op: _positive_int(v) for op, v in ops.items() if isinstance(op, str)}
+    return {op: v for op, v in values.items() if v is not None}
+
+
+def work_value(work: Any, where: str) -> int:
+    """`work` as an int (an integer, or a float with an integer value); TypeError naming
+    `where` otherwise."""
+    if not isinstance(work, bool):
+        if isinstance(work, float) and work.is_integer():
+            return int(work)
+        try:
+            return operator.index(work)
+        except TypeError:
+            pass
+    raise TypeError(f"{where}: expected an integer (elements of work), got {work!r} ({type(work).__name__})")
+
+
+def op_names(native: ModuleType) -> list[str]:
+    """The names of the ops of the package whose native module is `native`."""
+    return [entry[0] for entry in native.handlers()]
+
+
+def op_name(package: str, native: ModuleType, op: Any) -> str:
+    """The name of op `op` of `package` (its name, or its op function); ValueError for an
+    op the package does not have, TypeError for neither a name nor a function."""
+    if not hasattr(native, "set_op_parallel_threshold"):
+        raise RuntimeError(f"{package} was built before ops had thresholds of their own: rebuild it")
+    if isinstance(op, str):
+        name = op
+    elif callable(op) and isinstance(getattr(op, "__name__", None), str):
+        name, module = op.__name__, getattr(op, "__module__", None) or ""
+        owner = module[: -len(".ops")] if module.endswith(".ops") else None
+        if owner is not None and owner != package:
+            raise ValueError(
+                f"{owner}.ops.{name} is an op of package {owner!r}, not of {package!r}: "
+                f"use {owner}.set_parallel_threshold(work, op=...)"
+            )
+    else:
+        raise TypeError(f"{package}: op= expects an op's name (str) or op function, got {op!r} ({type(op).__name__})")
+    names = op_names(native)
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f" ({package}.ops.__all__ lists them)"
+        raise ValueError(f"{package} has no op {name!r}: expected the name of one of its ops{hint}")
+    return name
 
 
 def pool_number(name: str) -> int:
@@ -111,11 +181,16 @@ def apply(package: str, native: ModuleType) -> None:
             return
         warnings.warn(f"{ENV}={text!r} is not a positive integer: ignored", RuntimeWarning, stacklevel=3)
     saved = saved_threshold()
+    SOURCES[package] = cache_file() if saved is not None else "default"
     if saved is not None:
         native.set_parallel_threshold(saved)
-        SOURCES[package] = cache_file()
-        return
-    SOURCES[package] = "default"
+    ops = saved_op_thresholds(package)
+    if ops and hasattr(native, "set_op_parallel_threshold"):  # packages built before per-op values have none
+        known = set(op_names(native))
+        for op, work in ops.items():
+            if op in known:  # an op the package no longer has is left out
+                native.set_op_parallel_threshold(op, work)
+                OP_SOURCES.setdefault(package, {})[op] = cache_file()
 
 
 def pick_threshold(rows: list[dict]) -> int:
