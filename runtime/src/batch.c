@@ -143,13 +143,11 @@ static XLA_FFI_Error *opspec_batch_frame(XLA_FFI_CallFrame *cf, const opspec_op_
   return NULL;
 }
 
-XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
-                                  XLA_FFI_CallFrame **call) {
-  batch->rank = 0;
-  batch->count = 1;
-  *call = cf;
-  int64_t j = opspec_find_batch_attr(cf);
-  if (j < 0) return NULL;
+/* opspec_batch_split of a call with opspec_batch (index j): out of line, so that the
+ * unbatched call, which only looks for it, needs no stack frame. */
+static __attribute__((noinline)) XLA_FFI_Error *opspec_batch_split_at(XLA_FFI_CallFrame *cf, const opspec_op_desc *op,
+                                                                      opspec_batch *batch, XLA_FFI_CallFrame **call,
+                                                                      int64_t j) {
   const int64_t *spec = NULL;
   XLA_FFI_Error *err = opspec_batch_spec(cf, op, j, &spec);
   if (err) return err;
@@ -165,6 +163,15 @@ XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *o
   if ((err = opspec_batch_frame(cf, op, batch, spec, j))) return err;
   *call = &batch->frame;
   return NULL;
+}
+
+XLA_FFI_Error *opspec_batch_split(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_batch *batch,
+                                  XLA_FFI_CallFrame **call) {
+  batch->rank = 0;
+  batch->count = 1;
+  *call = cf;
+  int64_t j = opspec_find_batch_attr(cf);
+  return j < 0 ? NULL : opspec_batch_split_at(cf, op, batch, call, j);
 }
 
 void opspec_batch_point(const opspec_batch *batch, const opspec_op_desc *op, void *args, int64_t b) {

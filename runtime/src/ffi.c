@@ -311,8 +311,14 @@ static OPSPEC_INLINE XLA_FFI_Error *opspec_check_buffer(XLA_FFI_CallFrame *cf, c
   return NULL;
 }
 
+/* Whether `name` spells the NUL-terminated `want`, byte for byte. A loop that stops at
+ * the first difference or at want's end: an op's attribute names are a few bytes, for
+ * which strlen and memcmp were two library calls per attribute per call. */
 static bool opspec_name_is(const XLA_FFI_ByteSpan *name, const char *want) {
-  return strlen(want) == name->len && memcmp(want, name->ptr, name->len) == 0;
+  const char *got = name->ptr;
+  for (size_t k = 0; k < name->len; ++k)
+    if (want[k] == '\0' || want[k] != got[k]) return false;
+  return want[name->len] == '\0'; /* read only where want[0..len) has no NUL */
 }
 
 /* Appends to a message being built in buf[n]; stops quietly when it is full. */
@@ -332,11 +338,11 @@ opspec_append(char *buf, size_t n, size_t *used, const char *fmt, ...) {
 /* The attribute in which a call records the fingerprint of the op's generated code. */
 #define OPSPEC_KERNEL_ATTR "opspec_kernel"
 
-/* Which attribute is opspec_kernel, or -1. */
-static int64_t opspec_find_kernel_attr(const XLA_FFI_CallFrame *cf) {
-  for (int64_t j = 0; j < cf->attrs.size; ++j)
-    if (opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR)) return j;
-  return -1;
+/* Whether `name` is opspec_kernel: a compare of constant size, which the compiler
+ * inlines (it runs for every attribute of every call). */
+static bool opspec_is_kernel_attr(const XLA_FFI_ByteSpan *name) {
+  return name->len == sizeof OPSPEC_KERNEL_ATTR - 1 &&
+         memcmp(name->ptr, OPSPEC_KERNEL_ATTR, sizeof OPSPEC_KERNEL_ATTR - 1) == 0;
 }
 
 /* A call compiled, or exported, for other generated code than this build's (an edited
@@ -349,7 +355,10 @@ static XLA_FFI_Error *opspec_check_fingerprint(XLA_FFI_CallFrame *cf, const opsp
                         "attribute '" OPSPEC_KERNEL_ATTR "': expected a string, got %s",
                         cf->attrs.types[k] == XLA_FFI_AttrType_SCALAR ? "a scalar" : "another kind of value");
   const XLA_FFI_ByteSpan *got = cf->attrs.attrs[k];
-  if (!op->fingerprint || !op->fingerprint[0] || opspec_name_is(got, op->fingerprint)) return NULL;
+  /* strlen and memcmp: for 16 bytes two library calls cost less than a byte loop. */
+  if (!op->fingerprint || !op->fingerprint[0] ||
+      (strlen(op->fingerprint) == got->len && memcmp(op->fingerprint, got->ptr, got->len) == 0))
+    return NULL;
   return opspec_error(cf, XLA_FFI_Error_Code_FAILED_PRECONDITION, op->name,
                       "the kernel changed: this call of %s.ops.%s was exported (or compiled) for its generated code "
                       "with fingerprint %.*s, but this build's is %s (its body, prologue or kernels differ). "
@@ -380,7 +389,7 @@ static XLA_FFI_Error *opspec_attr_mismatch(XLA_FFI_CallFrame *cf, const opspec_o
       opspec_append(missing, sizeof missing, &missing_used, "%s'%s' (%s)", missing_count++ ? ", " : "",
                     op->attrs[i].name, opspec_dtype_name(op->attrs[i].dtype));
   for (int64_t j = 0; j < cf->attrs.size; ++j)
-    if (!opspec_op_has_attr(op, cf->attrs.names[j]) && !opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR))
+    if (!opspec_op_has_attr(op, cf->attrs.names[j]) && !opspec_is_kernel_attr(cf->attrs.names[j]))
       opspec_append(unexpected, sizeof unexpected, &unexpected_used, "%s'%.*s'", unexpected_count++ ? ", " : "",
                     (int)cf->attrs.names[j]->len, cf->attrs.names[j]->ptr);
   size_t used = 0;
@@ -417,29 +426,38 @@ static const char *opspec_attr_type_label(XLA_FFI_AttrType type) {
   }
 }
 
-/* For each of the op's attributes, in table order, the call's (`at`): XLA passes
- * attributes sorted by name, as the table is, so a good call matches one for one once
+/* One pass over the call's attributes: the first opspec_kernel (*kernel, or -1), and for
+ * each of the op's attributes, in table order, the call's (`at`). XLA passes attributes
+ * sorted by name, as the table is, so a good call matches one for one once
  * opspec_kernel, which the op's table does not hold, is skipped by its name. False
- * where they do not match. */
-static bool opspec_match_attrs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t *at) {
+ * where they do not match; *kernel is found either way, since a changed kernel is
+ * reported before a mismatch. */
+static bool opspec_match_attrs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, int64_t *at, int64_t *kernel) {
   int32_t i = 0;
+  bool match = true;
+  *kernel = -1;
   for (int64_t j = 0; j < cf->attrs.size; ++j) {
-    if (opspec_name_is(cf->attrs.names[j], OPSPEC_KERNEL_ATTR)) continue;
-    if (i == op->nattrs || !opspec_name_is(cf->attrs.names[j], op->attrs[i].name)) return false;
-    at[i++] = j;
+    const XLA_FFI_ByteSpan *name = cf->attrs.names[j];
+    if (opspec_is_kernel_attr(name)) {
+      if (*kernel < 0) *kernel = j;
+    } else if (match && i < op->nattrs && opspec_name_is(name, op->attrs[i].name)) {
+      at[i++] = j;
+    } else {
+      match = false;
+    }
   }
-  return i == op->nattrs;
+  return match && i == op->nattrs;
 }
 
 /* Checks the fingerprint, if the call has one, then binds the op's attributes: each a
  * scalar of its dtype. A call whose names do not match is reported by name. */
 static XLA_FFI_Error *opspec_bind_attrs(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, opspec_bound *b) {
-  const int64_t kernel = opspec_find_kernel_attr(cf);
+  int64_t at[OPSPEC_MAX_ATTRS], kernel;
+  /* at[] has room: the loader caps nattrs at OPSPEC_MAX_ATTRS. */
+  const bool match = opspec_match_attrs(cf, op, at, &kernel);
   XLA_FFI_Error *err = kernel >= 0 ? opspec_check_fingerprint(cf, op, kernel) : NULL;
   if (err) return err;
-  int64_t at[OPSPEC_MAX_ATTRS];
-  /* at[] has room: the loader caps nattrs at OPSPEC_MAX_ATTRS. */
-  if (!opspec_match_attrs(cf, op, at)) return opspec_attr_mismatch(cf, op);
+  if (!match) return opspec_attr_mismatch(cf, op);
   for (int32_t i = 0; i < op->nattrs; ++i) {
     const opspec_attr_desc *want = &op->attrs[i];
     const int64_t j = at[i];

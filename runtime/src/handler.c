@@ -268,10 +268,9 @@ static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64
   if (l->batch) free(l->copies.data);
 }
 
-/* The elements of the call's largest input or output (one batch element's, times the
- * batch: an input read in place by every element is read once per element). From the
- * sizes opspec_view decoded. */
-static int64_t opspec_largest_buffer(const opspec_op_desc *op, const opspec_batch *batch, void *args) {
+/* The elements of the largest input or output of one batch element. From the sizes
+ * opspec_view decoded. */
+static int64_t opspec_largest_buffer(const opspec_op_desc *op, void *args) {
   int64_t largest = 0;
   for (int32_t i = 0; i < op->ninputs; ++i) {
     int64_t size = opspec_array_at(args, op->inputs[i].offset)->size;
@@ -281,7 +280,7 @@ static int64_t opspec_largest_buffer(const opspec_op_desc *op, const opspec_batc
     int64_t size = opspec_array_at(args, op->outputs[i].offset)->size;
     if (size > largest) largest = size;
   }
-  return opspec_sat_mul(largest, batch->count);
+  return largest;
 }
 
 static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
@@ -301,7 +300,12 @@ static void opspec_run_launch(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, c
     return;
   }
   int64_t element_trips = opspec_sat_mul(outer, inner);
-  int64_t by_buffers = opspec_max(element_trips, opspec_largest_buffer(op, batch, args) / batch->count);
+  /* The call's largest buffer (an input read in place by every element is read once per
+   * element) per element, saturated as the call's work is: a division only for a batch
+   * (an idiv was a tenth of a small call's own time). */
+  int64_t largest = opspec_largest_buffer(op, args);
+  if (batch->count > 1) largest = opspec_sat_mul(largest, batch->count) / batch->count;
+  int64_t by_buffers = opspec_max(element_trips, largest);
   /* The formulas only where they could matter: a call below 1/1024 of the threshold by
    * its buffers stays serial unless its formulas count over 1024 units of work an
    * element; evaluating them costs about 15 ns, a tenth of a small call's 0.12 µs
@@ -403,11 +407,17 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
   return NULL;
 }
 
-/* After the kernel (`ran`) or a failure: bfloat16 outputs written back, copies and scratch
- * freed. */
-static void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call *c, bool ran) {
-  if (c->wide.n) opspec_narrow_bfloat16(&c->wide, ran); /* only where a call has bfloat16 arrays: no call per call */
+/* opspec_cpu_end's work, for a call with bfloat16 copies or scratch. */
+static __attribute__((noinline)) void opspec_cpu_release(const opspec_op_desc *op, void *args, opspec_cpu_call *c,
+                                                         bool ran) {
+  if (c->wide.n) opspec_narrow_bfloat16(&c->wide, ran);
   for (int32_t i = 0; i < c->allocated; ++i) free(opspec_array_at(args, op->scratch[i].offset)->data);
+}
+
+/* After the kernel (`ran`) or a failure: bfloat16 outputs written back, copies and scratch
+ * freed. Two tests where there is nothing to do, as for most calls: no call per call. */
+static inline void opspec_cpu_end(const opspec_op_desc *op, void *args, opspec_cpu_call *c, bool ran) {
+  if (c->wide.n || c->allocated) opspec_cpu_release(op, args, c, ran);
 }
 
 /* After a kernel that called opspec_reject(): the in_kernel checks' scans name the

@@ -200,6 +200,17 @@ def test_missing_and_unexpected_attributes_are_named():
     refused(
         r"opspec relu: unexpected attribute 'alpha' \(expected no attributes\)", "relu", out, x, alpha=np.float64(0.1)
     )
+    # Names are compared byte for byte, to the end of both: a prefix or an extension of an
+    # attribute's name, or of opspec_kernel's, is another name.
+    for name in ["alph", "alphaa", "opspec_kerne", "opspec_kernel0"]:
+        refused(
+            rf"opspec leaky_relu: missing attribute 'alpha' \(float64\); unexpected attribute '{name}' "
+            r"\(expected attributes: alpha \(float64\)\)",
+            "leaky_relu",
+            out,
+            x,
+            **{name: np.float64(0.1)},
+        )
     refused(
         r"opspec leaky_relu: attribute 'alpha': expected a float64 scalar, got an array",
         "leaky_relu",

@@ -189,6 +189,8 @@ def test_forged_calls(name, backend, rng):
         _refused(name, target, outs, args, dict(attrs, opspec_kernel=value), "attribute 'opspec_kernel'")
     if op.fingerprint:
         _refused(name, target, outs, args, dict(attrs, opspec_kernel="0123456789abcdef"), "the kernel changed")
+        for other in [op.fingerprint[:-1], op.fingerprint + "0", ""]:  # compared to the end of both
+            _refused(name, target, outs, args, dict(attrs, opspec_kernel=other), "the kernel changed")
         for g, w in zip(_raw(target, outs, args, dict(attrs, opspec_kernel=op.fingerprint)), want):
             _close(g, w)
 
