@@ -200,7 +200,7 @@ def test_tune_saves_op_thresholds_that_the_next_import_applies(tmp_path):
     ones: what tune saves, and that a fresh interpreter applies it."""
     code = (
         "from opspec import _measure, _tune\n"
-        "crossovers = iter([8192, 4096, 8192])\n"  # add, then sigmoid, then softmax
+        "crossovers = iter([8192, 4096, 16384])\n"  # add, then sigmoid, then softmax
         "_measure.pick_threshold = lambda rows: next(crossovers)\n"
         "r = _measure.tune(rounds=1, sizes=[4096, 8192], min_seconds=0.0005, log=lambda s: None,"
         " ops=['sigmoid', 'softmax'])\n"
@@ -211,12 +211,13 @@ def test_tune_saves_op_thresholds_that_the_next_import_applies(tmp_path):
     if opspec._opspec.cpu_threads() < 2:
         assert out == [f"{NEVER} {{'opspec': {{}}}} {NEVER}"]
         return
-    # softmax's crossover equals add's: it keeps following the package's threshold.
+    # softmax's crossover is above add's: not saved (an op never waits for more work than
+    # the package's threshold), it keeps following the package's.
     assert out == ["8192 {'opspec': {'sigmoid': 4096}} 4096"]
     files = os.listdir(tmp_path / "opspec")
     with open(tmp_path / "opspec" / files[0], encoding="utf-8") as f:
         data = json.load(f)
-    assert data["format"] == 2 and data["crossovers"] == {"add": 8192, "sigmoid": 4096, "softmax": 8192}
+    assert data["format"] == 2 and data["crossovers"] == {"add": 8192, "sigmoid": 4096, "softmax": 16384}
     assert [r["work"] for r in data["sigmoid_rows"]] == [4096, 8192]  # 2,048 and 4,096 elements, 4 flops each
     out = run_python(PROBE, tmp_path)
     assert out[:3] == ["8192", "4096", "8192"]

@@ -90,7 +90,7 @@ def parser() -> argparse.ArgumentParser:
         prog="opspec tune",
         help="measure this machine's parallel thresholds and save them under the user's cache folder",
         description="Measure where CPU loops should go parallel on this machine (the package's threshold "
-        "from `add`, and the own threshold of each other op timed where its crossover differs), and save "
+        "from `add`, and the own threshold of each other op timed where its crossover is lower), and save "
         "them for every later `import opspec` (docs/performance.md).",
     )
     tune.add_argument("--no-save", action="store_true", help="print the threshold, do not save it")

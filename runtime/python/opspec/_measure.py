@@ -1,6 +1,6 @@
 """``python -m opspec tune``: measure where CPU loops should go parallel on this machine,
 in elements of work, for a representative set of ops (OPS): `add`'s crossover is the
-package's threshold, another op's its own where it differs. Saves them where every later
+package's threshold, another op's its own where it is lower. Saves them where every later
 ``import opspec`` reads them (opspec._tune reads them; docs/performance.md, "The
 threshold")."""
 
@@ -90,7 +90,14 @@ LONGEST_CALL_MS = 50
 # compute-bound element-wise, work counted by `flops:`, row-wise reductions), each built
 # from ones of float32, so that the whole run stays within about a minute on 2 cores.
 # `add`'s crossover is the package's threshold; another op's is saved as its own
-# threshold where it differs from `add`'s.
+# threshold where it is lower than `add`'s, as below.
+# An op's own threshold only where its crossover is below the package's: an op never
+# waits for more work than the package's threshold before going parallel. Two quiet runs
+# of `tune` on the 2-core machine (2026-11-27) put `sigmoid` at 131,072 and 4,194,304 and
+# `gelu_tanh` at 262,143 and 8,388,607 (its largest size lost once, and a crossover is
+# where two threads win at every larger size): saved, that would have run them serial
+# where two threads were 1.8x faster.
+
 OPS: dict[str, tuple[Callable[[int], Callable[[], Any]], str]] = {
     "add": (_element_wise(opspec.ops.add, 2, 1), "`add` (float32, element-wise)"),
     "sigmoid": (_element_wise(opspec.ops.sigmoid, 1, 2), "`sigmoid` (float32, element-wise, an `exp` each)"),
@@ -171,7 +178,7 @@ def tune(
 ) -> dict:
     """Measures this machine's crossover in elements of work for each of `ops` (of OPS;
     all by default, `add` always): `add`'s becomes opspec's threshold, and each other
-    op's, where it differs, that op's own. Saves them (unless save is False) where every
+    op's, where it is lower, that op's own. Saves them (unless save is False) where every
     later ``import opspec`` on this machine reads them, and applies them to this process.
     Returns what it saved."""
     unknown = sorted(set(ops or []) - set(OPS))
@@ -210,7 +217,7 @@ def tune(
         result["parallel_threshold"] = result["crossovers"]["add"]
         for op in timed[1:]:
             crossover = result["crossovers"][op]
-            if crossover != result["parallel_threshold"]:
+            if crossover < result["parallel_threshold"]:
                 own[op] = crossover
             log(f"`{op}` crossover: {_crossover_text(crossover)}{' (its own threshold)' if op in own else ''}")
     result["op_thresholds"] = {"opspec": own}
@@ -326,7 +333,7 @@ def tune_package(
     log: Callable[[str], None] = print,
 ) -> dict:
     """`tune --package NAME`: times every op of package `package` that generic_call can
-    build inputs for, and saves each crossover that differs from the package's threshold
+    build inputs for, and saves each crossover that is lower than the package's threshold
     (the saved one, or the default) as that op's own, under the package's name in the
     file's `op_thresholds`, which ``import <package>`` applies. Returns what it found."""
     try:
@@ -360,7 +367,7 @@ def tune_package(
             continue
         found["rows"][name] = rows
         crossover = found["crossovers"][name] = pick_threshold([{**r, "size": r["work"]} for r in rows])
-        if crossover != threshold:
+        if crossover < threshold:
             own[name] = crossover
         log(f"`{name}` crossover: {_crossover_text(crossover)}{' (its own threshold)' if name in own else ''}")
     found["op_thresholds"] = own

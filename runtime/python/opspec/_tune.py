@@ -11,7 +11,7 @@ Where it comes from, first match wins:
 ``set_parallel_threshold()`` changes it later in the process, whatever it started from.
 Every package built with opspec (``opspec`` and users' packages) reads the same value at
 import. Besides it, the saved file may hold ops' own thresholds (``op_thresholds``, per
-package, per op: what ``tune`` measured where an op's crossover differs from `add`'s),
+package, per op: what ``tune`` measured where an op's crossover is below `add`'s),
 which a package applies at import unless the environment sets the threshold; an op's own
 value replaces the package's for its calls (``set_parallel_threshold(work, op=...)``).
 Nothing here imports JAX; ``python -m opspec tune`` measures (opspec._measure).
