@@ -227,20 +227,16 @@ def test_tune_saves_op_thresholds_that_the_next_import_applies(tmp_path):
 def test_tune_refuses_an_op_it_cannot_time(tmp_path):
     environ = {k: v for k, v in os.environ.items() if k != _tune.ENV}
     environ.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
-    r = subprocess.run(
-        [sys.executable, "-m", "opspec", "tune", "--ops", "sigmoid,csr_matvec"],
-        capture_output=True,
-        text=True,
-        env=environ,
-    )
+
+    def tune(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "opspec", "tune", *args], capture_output=True, text=True, env=environ
+        )
+
+    r = tune("--ops", "sigmoid,csr_matvec")
     assert r.returncode == 2
     assert "opspec tune: error: tune: no timing for 'csr_matvec': expected some of add, sigmoid" in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "opspec", "tune", "--package", "no_such_package_here"],
-        capture_output=True,
-        text=True,
-        env=environ,
-    )
+    r = tune("--package", "no_such_package_here")
     assert r.returncode == 2
     assert "opspec tune: error: cannot import package 'no_such_package_here' or its ops" in r.stderr
     assert not (tmp_path / "opspec").exists()
