@@ -152,6 +152,9 @@ def compile_form(folder: pathlib.Path, name: str, flags: list[str], ops: list[st
         "-o",
         str(lib),
         str(stubs),
+        # float16's vector conversions, which a kernel's loop calls (opspec/lowp.h)
+        str(ROOT / "runtime" / "src" / "lowp_vector.c"),
+        str(ROOT / "runtime" / "src" / "lowp_f16c.c"),
         *(str(GENERATED / "ops" / f"{op}_cpu.c") for op in ops),
         "-lmvec",
         "-lm",

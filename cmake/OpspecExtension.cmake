@@ -287,7 +287,8 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   # ---- the extension module <package>._opspec --------------------------------------
   set(target ${package}_opspec)
   set(ext_sources
-    ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/contents.c ${rt}/bfloat16.c ${build_info} ${c_sources})
+    ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/contents.c ${rt}/bfloat16.c
+    ${rt}/lowp_vector.c ${rt}/lowp_f16c.c ${build_info} ${c_sources})
   if(SKBUILD_SABI_VERSION MATCHES "^3\\.([0-9]+)$")
     # scikit-build-core's wheel.py-api = "cp3N" on a CPython with a GIL (it leaves
     # SKBUILD_SABI_VERSION empty on a free-threaded one): module.c compiles against the
@@ -353,6 +354,12 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
     check_ipo_supported(RESULT ipo_ok OUTPUT ipo_why LANGUAGES C)
     if(ipo_ok)
       set_property(TARGET ${target} PROPERTY INTERPROCEDURAL_OPTIMIZATION ON)
+      # Except float16's vector conversions: a kernel's vectorised loop calls their
+      # 8- and 16-lane forms by name, and under LTO it would call lowp_vector.c's weak
+      # exact forms inside the unit, never the F16C ones of lowp_f16c.c that replace them
+      # at the link (opspec/lowp.h).
+      set_source_files_properties(${rt}/lowp_vector.c ${rt}/lowp_f16c.c TARGET_DIRECTORY ${target}
+                                  PROPERTIES COMPILE_OPTIONS -fno-lto)
     else()
       message(STATUS "opspec_add_extension(${package}): no link-time optimisation (${ipo_why})")
     endif()

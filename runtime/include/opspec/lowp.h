@@ -57,7 +57,7 @@ OPSPEC_LOWP_INLINE uint16_t opspec_store_bfloat16(float value) {
 /* float16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits. A normal half's
  * exponent moves by 127 - 15 = 112; infinity and NaN (exponent 31) move to 255, a NaN
  * quietened; a subnormal (exponent 0) is its mantissa times 2^-24, exact in float. */
-OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) {
+OPSPEC_LOWP_INLINE float opspec_load_float16_soft(uint16_t bits) {
   uint32_t magnitude = bits & 0x7fffu;
   uint32_t sign = (uint32_t)(bits & 0x8000u) << 16;
   uint32_t normal = (magnitude << 13) + (112u << 23);
@@ -73,7 +73,7 @@ OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) {
  * half is subnormal, a multiple of 2^-24: adding 0.5f, whose ulp is 2^-24, rounds the
  * magnitude to that multiple in the FPU's own round-to-nearest-even, and the sum's low
  * mantissa bits are the half's. */
-OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) {
+OPSPEC_LOWP_INLINE uint16_t opspec_store_float16_soft(float value) {
   uint32_t u = opspec_lowp_bits(value);
   uint32_t a = u & 0x7fffffffu;
   uint32_t sign = u >> 16 & 0x8000u;
@@ -83,5 +83,29 @@ OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) {
   uint32_t out = a > 0x7f800000u ? nan : a >= 0x47800000u ? 0x7c00u : a >= 0x38800000u ? normal : subnormal;
   return (uint16_t)(out | sign);
 }
+
+/* float16 in a loop GCC vectorises: F16C's vcvtph2ps and vcvtps2ph, 8 or 16 lanes an
+ * instruction, where the exact integer forms above take some 30 vector operations a
+ * pair. GCC 12 vectorises no `_Float16` conversion with F16C alone, and an intrinsic in
+ * a loop stays scalar; so the conversions are functions declared `simd`, as libmvec's
+ * are (opspec/math.h), and a vectorised loop calls their 8- and 16-lane forms
+ * (_ZGVdN8v_..., _ZGVeN16v_...). runtime/src/lowp_vector.c defines every form from the
+ * exact integer code; runtime/src/lowp_f16c.c replaces the AVX2 and AVX-512 ones with
+ * F16C. Both give the same bits (tests/c/test_lowp.c). Their argument and result are
+ * 32-bit, so that a loop of float values and their 2-byte elements has one vector
+ * length. Where the compiler is not GCC on x86-64 ELF, or OPSPEC_NO_LOWP_VECTOR is
+ * defined (code not linked with those files), the exact forms are inlined. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && \
+    !defined(OPSPEC_NO_LOWP_VECTOR)
+#define OPSPEC_LOWP_VECTOR 1
+#define OPSPEC_LOWP_VECTOR_DECL __attribute__((simd("notinbranch"), const, nothrow, leaf))
+float opspec_float16_widen(uint32_t bits) OPSPEC_LOWP_VECTOR_DECL;
+uint32_t opspec_float16_narrow(float value) OPSPEC_LOWP_VECTOR_DECL;
+OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) { return opspec_float16_widen(bits); }
+OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) { return (uint16_t)opspec_float16_narrow(value); }
+#else
+OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) { return opspec_load_float16_soft(bits); }
+OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) { return opspec_store_float16_soft(value); }
+#endif
 
 #endif /* OPSPEC_LOWP_H */
