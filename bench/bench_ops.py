@@ -144,27 +144,24 @@ def float32_cases(n, rng):
     trace = jnp.asarray(rng.random(n), jnp.float32)
     spikes = jnp.zeros(n, jnp.float32)
     zero = one(0.0)
+    # An op with several outputs returns all of them on both sides, the state at the index
+    # given: jnp's spikes, unused, would be dropped by XLA, while the custom call writes
+    # its own (a fresh output whose pages fault, at 1M).
     donated = [
-        ("exp_decay", ops.exp_decay, lambda a, d: a * jnp.exp(-d[0]), x, (zero,), 2),
-        ("exp_trace", ops.exp_trace, roof.trace_ref, trace, (spikes, zero), 3),
-        ("lif", lambda *a: ops.lif(*a)[0], lambda *a: lif_ref(*a)[0], V, (current, *consts), 4),
-        (
-            "lif_surrogate",
-            lambda *a: ops.lif_surrogate(*a)[0],
-            lambda *a: surrogate_ref(*a)[0],
-            V,
-            (current, *consts),
-            4,
-        ),
+        ("exp_decay", ops.exp_decay, lambda a, d: a * jnp.exp(-d[0]), x, (zero,), 2, None),
+        ("exp_trace", ops.exp_trace, roof.trace_ref, trace, (spikes, zero), 3, None),
+        ("lif", ops.lif, lif_ref, V, (current, *consts), 4, 0),
+        ("lif_surrogate", ops.lif_surrogate, surrogate_ref, V, (current, *consts), 4, 0),
         (
             "spike_reset",
-            lambda *a: ops.spike_reset(*a)[1],
-            lambda V, th, vr: jnp.where(V >= th[0], vr[0], V),
+            ops.spike_reset,
+            lambda V, th, vr: ((V >= th[0]).astype(jnp.int32), jnp.where(V >= th[0], vr[0], V)),
             V,
             consts[1:3],
             3,
+            1,
         ),
-        ("stdp_update", ops.stdp_update, stdp_ref, w, (*pre, *post), 2),
+        ("stdp_update", ops.stdp_update, stdp_ref, w, (*pre, *post), 2, None),
     ]
     return plain, donated
 
@@ -187,7 +184,7 @@ def typed_cases(plain, donated, dtype):
             )
             for c in plain
         ]
-    for name, op, ref, state, rest, words in donated:
+    for name, op, ref, state, rest, words, state_index in donated:
         state, *rest = cast((state, *rest), dtype)
         rest = tuple(rest)
         out.append(
@@ -195,9 +192,9 @@ def typed_cases(plain, donated, dtype):
                 f"{name} donated",
                 state.size,
                 words * jnp.dtype(dtype).itemsize * state.size,
-                roof.Donated(op, state, rest),
+                roof.Donated(op, state, rest, state_index),
                 (),
-                roof.Donated(ref, state, rest),
+                roof.Donated(ref, state, rest, state_index),
                 stateful=True,
             )
         )

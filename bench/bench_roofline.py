@@ -172,16 +172,22 @@ class Case:
 
 class Donated:
     """f(state, *rest) with the state donated and each result fed back in: an in-place
-    update, as a donated argument or a scan carry sees it. Called with no arguments."""
+    update, as a donated argument or a scan carry sees it. Called with no arguments.
 
-    def __init__(self, f, state, rest):
+    Where f returns several arrays, all of them are returned (and waited for) and the one
+    at `state_index` is the next state: an op's other outputs are work its custom call
+    always does, which XLA would drop from a jnp function whose result went unused."""
+
+    def __init__(self, f, state, rest, state_index=None):
         self.f = jax.jit(f, donate_argnums=0)
         self.state = jnp.array(state, copy=True)
         self.rest = rest
+        self.state_index = state_index
 
     def __call__(self):
-        self.state = self.f(self.state, *self.rest)
-        return self.state
+        out = self.f(self.state, *self.rest)
+        self.state = out if self.state_index is None else out[self.state_index]
+        return out
 
 
 DONATED_SIZE = 10_000_000
