@@ -14,8 +14,10 @@ of 64 for rope; bench_ml.py times them at its own shapes against the same jnp.
 
 Ops that alias an input (exp_decay, exp_trace, lif, lif_surrogate, spike_reset,
 stdp_update) get a second row, "donated": the aliased input donated and fed back each
-call, as a scan carry is, against jnp the same way. Without donation the call writes a
-fresh output (docs/spec.md, `aliases`).
+call, as a scan carry is, against jnp the same way; an op with several outputs returns
+all of them on both sides (XLA would drop a jnp output nobody uses, while the custom
+call always writes its own). Without donation the call writes a fresh output
+(docs/spec.md, `aliases`).
 
 Last, the 2-D clipped STDP update (specs/stdp_update.yaml, w[n_pre, n_post] aliased)
 inside a donated lax.scan of 20 steps against the jnp one-liner in the same scan.
