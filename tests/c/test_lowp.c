@@ -48,14 +48,14 @@ static uint16_t half_bits(_Float16 h) {
 }
 
 /* The conversion loops, as a kernel's, compiled for one CPU form. */
-#define LOWP_LOOPS(form, attributes)                                                                   \
-  attributes static void widen_##form(const uint16_t *in, float *bf, float *hf, size_t n) {           \
-    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) bf[i] = opspec_load_bfloat16(in[i]);         \
-    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) hf[i] = opspec_load_float16(in[i]);          \
-  }                                                                                                  \
-  attributes static void narrow_##form(const float *x, uint16_t *b, uint16_t *h, size_t n) {          \
-    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) b[i] = opspec_store_bfloat16(x[i]);          \
-    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) h[i] = opspec_store_float16(x[i]);           \
+#define LOWP_LOOPS(form, attributes)                                                         \
+  attributes static void widen_##form(const uint16_t *in, float *bf, float *hf, size_t n) {  \
+    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) bf[i] = opspec_load_bfloat16(in[i]);  \
+    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) hf[i] = opspec_load_float16(in[i]);   \
+  }                                                                                          \
+  attributes static void narrow_##form(const float *x, uint16_t *b, uint16_t *h, size_t n) { \
+    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) b[i] = opspec_store_bfloat16(x[i]);   \
+    _Pragma("omp simd") for (size_t i = 0; i < n; ++i) h[i] = opspec_store_float16(x[i]);    \
   }
 
 LOWP_LOOPS(baseline, )

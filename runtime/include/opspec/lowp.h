@@ -97,7 +97,7 @@ OPSPEC_LOWP_INLINE uint16_t opspec_store_float16_soft(float value) {
  * defined (code not linked with those files), the exact forms are inlined. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && \
     !defined(OPSPEC_NO_LOWP_VECTOR)
-#define OPSPEC_LOWP_VECTOR 1
+#define OPSPEC_LOWP_VECTOR      1
 #define OPSPEC_LOWP_VECTOR_DECL __attribute__((simd("notinbranch"), const, nothrow, leaf))
 float opspec_float16_widen(uint32_t bits) OPSPEC_LOWP_VECTOR_DECL;
 uint32_t opspec_float16_narrow(float value) OPSPEC_LOWP_VECTOR_DECL;
