@@ -7,7 +7,9 @@
  *     gcc -std=c11 -O3 -fno-math-errno -fno-trapping-math -fopenmp -DOPSPEC_LIBMVEC \
  *         -DOPSPEC_NO_CPU_CLONES -march=$m -Iruntime/include -Igenerated -I<jaxlib>/include \
  *         bench/native/forms.c generated/ops/{add,sigmoid,leaky_relu,exp_trace,lif,matvec,hadamard,stdp_update}_cpu.c \
- *         -lmvec -lm -o /tmp/forms-$m
+ *         runtime/src/lowp_vector.c runtime/src/lowp_f16c.c -lmvec -lm -o /tmp/forms-$m
+ *
+ * (lowp_*.c: the float16 variants' conversions, which add's and sigmoid's kernels call.)
  *   done
  *
  * Prints ns per element at 65,536 elements (in cache: the arithmetic) and 4,194,304
