@@ -115,10 +115,9 @@ static opspec_op_thresholds *opspec_thresholds_table(const opspec_op_entry *ops,
   return made;
 }
 
-/* The position of the op called `name` in `t`'s registry, or -1. */
-static int32_t opspec_op_index(const opspec_op_thresholds *t, const char *name) {
-  for (size_t i = 0; i < t->count; ++i)
-    if (strcmp(t->ops[i].name, name) == 0) return (int32_t)i;
+int64_t opspec_op_position(const opspec_op_entry *ops, size_t count, const char *name) {
+  for (size_t i = 0; i < count; ++i)
+    if (strcmp(ops[i].name, name) == 0) return (int64_t)i;
   return -1;
 }
 
@@ -137,7 +136,7 @@ static int32_t opspec_op_slot_index(opspec_op_thresholds *t, const opspec_op_des
     }
     at = atomic_load_explicit(&t->slots[h].op, memory_order_relaxed);
     if (!at) {
-      t->slots[h].index = opspec_op_index(t, op->name);
+      t->slots[h].index = (int32_t)opspec_op_position(t->ops, t->count, op->name);
       atomic_store_explicit(&t->slots[h].op, op, memory_order_release);
     }
     atomic_flag_clear_explicit(&t->filling, memory_order_release);

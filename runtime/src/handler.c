@@ -244,8 +244,9 @@ static void opspec_range_chunk(void *ctx, int64_t c, int worker) {
 
 /* Runs the kernel over launch positions [0, total) of `l` (one element, or all of a
  * batch), in parallel chunks once `work` (at least the body's runs: the work of a call)
- * reaches `threshold` (the op's own, else the package's: opspec_op_parallel_threshold). A position's work is the same everywhere (work / total), so a
- * chunk of positions holds about the work the chunk count asks for. */
+ * reaches `threshold` (the op's own, else the package's: opspec_op_parallel_threshold).
+ * A position's work is the same everywhere (work / total), so a chunk of positions holds
+ * about the work the chunk count asks for. */
 static void opspec_run_ranges(XLA_FFI_CallFrame *cf, opspec_range_loop *l, int64_t work, int64_t threshold) {
   bool parallel = opspec_cpu_parallel_at(work, threshold);
   int threads = parallel ? opspec_cpu_threads() : 1;

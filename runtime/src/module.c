@@ -14,7 +14,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <limits.h>
-#include <string.h>
 
 #include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
@@ -235,10 +234,9 @@ static PyObject *opspec_py_parallel_threshold(PyObject *self, PyObject *unused) 
 
 /* The registry position of op `name`, or -1 with ValueError set. */
 static int64_t opspec_py_op_index(const char *name) {
-  for (size_t i = 0; i < opspec_op_count; ++i)
-    if (strcmp(opspec_op_table[i].name, name) == 0) return (int64_t)i;
-  PyErr_Format(PyExc_ValueError, "package %s has no op '%s'", opspec_package_name, name);
-  return -1;
+  int64_t index = opspec_op_position(opspec_op_table, opspec_op_count, name);
+  if (index < 0) PyErr_Format(PyExc_ValueError, "package %s has no op '%s'", opspec_package_name, name);
+  return index;
 }
 
 /* set_op_parallel_threshold(op name, work): the op's own threshold; work < 1: none. */

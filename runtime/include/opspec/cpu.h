@@ -5,9 +5,9 @@
  * reaches a threshold, and never with more threads than the cap. Both are process-wide
  * settings (atomics, so concurrent handlers read them safely), set from Python with
  * opspec.set_cpu_threads() / opspec.set_parallel_threshold(); an op may have a threshold
- * of its own. Portable kernels are run
- * in parallel by the handler (opspec/parallel.h); a raw `cpu:` body that writes its own
- * OpenMP loop asks opspec_cpu_parallel() and opspec_cpu_threads() the same questions.
+ * of its own. Portable kernels are run in parallel by the handler (opspec/parallel.h); a
+ * raw `cpu:` body that writes its own OpenMP loop asks opspec_cpu_parallel() and
+ * opspec_cpu_threads() the same questions.
  */
 #ifndef OPSPEC_CPU_H
 #define OPSPEC_CPU_H
@@ -103,6 +103,8 @@ int64_t opspec_parallel_threshold(void);
  * op's position in opspec_op_table. */
 struct opspec_op_desc;
 struct opspec_op_entry;
+/* The position of the op called `name` in the registry `ops` (`count` entries), or -1. */
+int64_t opspec_op_position(const struct opspec_op_entry *ops, size_t count, const char *name);
 /* Sets the own threshold of the op at `index` of the package's registry `ops` (`count`
  * entries: module.c hands over opspec_op_table, the same every time; n < 1: none, the op
  * follows the package's); false for an index out of range or no memory for the table. */

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 import opspec
-from opspec._tune import ENV, FORMAT, MARGIN, NEVER, READ_FORMATS, cache_file, cpu_count, pick_threshold
+from opspec._tune import ENV, FORMAT, MARGIN, NEVER, cache_file, cpu_count, pick_threshold, saved_data
 
 
 def _busy() -> str:
@@ -240,15 +240,10 @@ def tune(
 
 
 def _saved_data() -> dict:
-    """The saved file's contents where it is one `tune` reads ({} otherwise)."""
-    try:
-        with open(cache_file(), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") not in READ_FORMATS:
-        return {}
-    if not isinstance(data.get("op_thresholds"), dict):
+    """The saved file's contents where it is one `tune` reads ({} otherwise), with an
+    `op_thresholds` mapping."""
+    data = saved_data() or {}
+    if data and not isinstance(data.get("op_thresholds"), dict):
         data["op_thresholds"] = {}
     return data
 
@@ -282,8 +277,11 @@ def generic_call(
     fn, op = getattr(ops, name, None), getattr(ops, f"_op_{name}", None)
     if fn is None or op is None:
         return None, "not an op of the module"
-    required = [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY]
-    required = [n for n in required if inspect.signature(fn).parameters[n].default is inspect.Parameter.empty]
+    required = [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind is p.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
     if required:
         return None, f"attribute {required[0]!r} has no default"
     symbols: list[str] = []

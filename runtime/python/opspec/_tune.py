@@ -76,7 +76,7 @@ def _positive_int(value: Any) -> int | None:
     return n if n >= 1 else None
 
 
-def _saved(path: str | None) -> dict | None:
+def saved_data(path: str | None = None) -> dict | None:
     """The saved file's contents, or None (no file, not JSON, or a format not read)."""
     try:
         with open(path or cache_file(), encoding="utf-8") as f:
@@ -88,22 +88,28 @@ def _saved(path: str | None) -> dict | None:
     return data
 
 
-def saved_threshold(path: str | None = None) -> int | None:
-    """The threshold saved for this machine, or None (no file, or not a valid one)."""
-    data = _saved(path)
+def _threshold_in(data: dict | None) -> int | None:
     return None if data is None else _positive_int(data.get("parallel_threshold"))
 
 
-def saved_op_thresholds(package: str, path: str | None = None) -> dict[str, int]:
-    """The ops' own thresholds saved for `package` on this machine (op name -> work);
-    entries that are not a positive integer are left out. Empty for a FORMAT 1 file."""
-    data = _saved(path)
+def _op_thresholds_in(data: dict | None, package: str) -> dict[str, int]:
     ops = data.get("op_thresholds", {}) if data else {}
     ops = ops.get(package, {}) if isinstance(ops, dict) else {}
     if not isinstance(ops, dict):
         return {}
     values = {op: _positive_int(v) for op, v in ops.items() if isinstance(op, str)}
     return {op: v for op, v in values.items() if v is not None}
+
+
+def saved_threshold(path: str | None = None) -> int | None:
+    """The threshold saved for this machine, or None (no file, or not a valid one)."""
+    return _threshold_in(saved_data(path))
+
+
+def saved_op_thresholds(package: str, path: str | None = None) -> dict[str, int]:
+    """The ops' own thresholds saved for `package` on this machine (op name -> work);
+    entries that are not a positive integer are left out. Empty for a FORMAT 1 file."""
+    return _op_thresholds_in(saved_data(path), package)
 
 
 def work_value(work: Any, where: str) -> int:
@@ -180,17 +186,19 @@ def apply(package: str, native: ModuleType) -> None:
             SOURCES[package] = f"environment ({ENV})"
             return
         warnings.warn(f"{ENV}={text!r} is not a positive integer: ignored", RuntimeWarning, stacklevel=3)
-    saved = saved_threshold()
-    SOURCES[package] = cache_file() if saved is not None else "default"
+    path = cache_file()
+    data = saved_data(path)  # read once, for the threshold and the ops' own
+    saved = _threshold_in(data)
+    SOURCES[package] = path if saved is not None else "default"
     if saved is not None:
         native.set_parallel_threshold(saved)
-    ops = saved_op_thresholds(package)
+    ops = _op_thresholds_in(data, package)
     if ops and hasattr(native, "set_op_parallel_threshold"):  # packages built before per-op values have none
         known = set(op_names(native))
         for op, work in ops.items():
             if op in known:  # an op the package no longer has is left out
                 native.set_op_parallel_threshold(op, work)
-                OP_SOURCES.setdefault(package, {})[op] = cache_file()
+                OP_SOURCES.setdefault(package, {})[op] = path
 
 
 def pick_threshold(rows: list[dict]) -> int:
