@@ -18,14 +18,6 @@
 #define OPSPEC_LOAD_T      OPSPEC_SAME
 #define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/gelu_tanh_cpu.c"
-/* gelu_tanh on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
-#define OPSPEC_CPU_VARIANT opspec_gelu_tanh_cpu_float16
-#define OPSPEC_CPU_T       float
-#define OPSPEC_STORAGE_T   uint16_t
-#define OPSPEC_LOAD_T      opspec_load_float16
-#define OPSPEC_STORE_T     opspec_store_float16
-#define OPSPEC_CPU_LOWP    1
-#include "ops/gelu_tanh_cpu.c"
 /* gelu_tanh on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_gelu_tanh_cpu_bfloat16
 #define OPSPEC_CPU_T       float
@@ -34,6 +26,23 @@
 #define OPSPEC_STORE_T     opspec_store_bfloat16
 #define OPSPEC_CPU_LOWP    1
 #include "ops/gelu_tanh_cpu.c"
+
+/* gelu_tanh on CPU, T = float16: the float32 kernel run on tiles of OPSPEC_CPU_TILE elements, each
+ * float16 array widened into a float tile on the stack before it and narrowed back after (opspec/lowp.h). */
+static void opspec_gelu_tanh_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+  const opspec_gelu_tanh_args *opspec_args = opspec_argp;
+  opspec_gelu_tanh_args opspec_tile = *opspec_args;
+  _Alignas(64) float x_tile[OPSPEC_CPU_TILE];
+  opspec_tile.x.data = x_tile;
+  _Alignas(64) float out_tile[OPSPEC_CPU_TILE];
+  opspec_tile.out.data = out_tile;
+  for (int64_t opspec_at = opspec_begin; opspec_at < opspec_end; opspec_at += OPSPEC_CPU_TILE) {
+    const int64_t opspec_n = opspec_end - opspec_at < OPSPEC_CPU_TILE ? opspec_end - opspec_at : OPSPEC_CPU_TILE;
+    opspec_float16_widen_tile(x_tile, (const uint16_t *)opspec_args->x.data + opspec_at, opspec_n);
+    opspec_gelu_tanh_cpu_float32(&opspec_tile, 0, opspec_n);
+    opspec_float16_narrow_tile((uint16_t *)opspec_args->out.data + opspec_at, out_tile, opspec_n);
+  }
+}
 
 opspec_cpu_range_kernel *const opspec_gelu_tanh_cpu_variants[4] = {
     opspec_gelu_tanh_cpu_float32,

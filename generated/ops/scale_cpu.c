@@ -18,14 +18,6 @@
 #define OPSPEC_LOAD_T      OPSPEC_SAME
 #define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/scale_cpu.c"
-/* scale on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
-#define OPSPEC_CPU_VARIANT opspec_scale_cpu_float16
-#define OPSPEC_CPU_T       float
-#define OPSPEC_STORAGE_T   uint16_t
-#define OPSPEC_LOAD_T      opspec_load_float16
-#define OPSPEC_STORE_T     opspec_store_float16
-#define OPSPEC_CPU_LOWP    1
-#include "ops/scale_cpu.c"
 /* scale on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_scale_cpu_bfloat16
 #define OPSPEC_CPU_T       float
@@ -34,6 +26,26 @@
 #define OPSPEC_STORE_T     opspec_store_bfloat16
 #define OPSPEC_CPU_LOWP    1
 #include "ops/scale_cpu.c"
+
+/* scale on CPU, T = float16: the float32 kernel run on tiles of OPSPEC_CPU_TILE elements, each
+ * float16 array widened into a float tile on the stack before it and narrowed back after (opspec/lowp.h). */
+static void opspec_scale_cpu_float16(const void *opspec_argp, int64_t opspec_begin, int64_t opspec_end) {
+  const opspec_scale_args *opspec_args = opspec_argp;
+  opspec_scale_args opspec_tile = *opspec_args;
+  float s_whole[1];
+  opspec_float16_widen_tile(s_whole, opspec_args->s.data, 1);
+  opspec_tile.s.data = s_whole;
+  _Alignas(64) float x_tile[OPSPEC_CPU_TILE];
+  opspec_tile.x.data = x_tile;
+  _Alignas(64) float out_tile[OPSPEC_CPU_TILE];
+  opspec_tile.out.data = out_tile;
+  for (int64_t opspec_at = opspec_begin; opspec_at < opspec_end; opspec_at += OPSPEC_CPU_TILE) {
+    const int64_t opspec_n = opspec_end - opspec_at < OPSPEC_CPU_TILE ? opspec_end - opspec_at : OPSPEC_CPU_TILE;
+    opspec_float16_widen_tile(x_tile, (const uint16_t *)opspec_args->x.data + opspec_at, opspec_n);
+    opspec_scale_cpu_float32(&opspec_tile, 0, opspec_n);
+    opspec_float16_narrow_tile((uint16_t *)opspec_args->out.data + opspec_at, out_tile, opspec_n);
+  }
+}
 
 opspec_cpu_range_kernel *const opspec_scale_cpu_variants[4] = {
     opspec_scale_cpu_float32,
@@ -57,7 +69,7 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 #line 16 "specs/scale.yaml"
   const T factor = s[0];
 #endif
-#line 61 "generated/ops/scale_cpu.c"
+#line 73 "generated/ops/scale_cpu.c"
 #pragma omp simd
   for (int64_t i = opspec_begin; i < opspec_end; ++i) {
 #include "ops/scale_body.inc"

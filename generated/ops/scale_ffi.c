@@ -39,7 +39,7 @@ static void opspec_scale_cost(const void *argp, const int32_t *dtypes, int64_t *
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "2e8bb153e63f07dd",
+    .fingerprint = "a9dee0dcbadd210a",
     .args_size = sizeof(opspec_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_scale_outputs),

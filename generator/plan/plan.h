@@ -20,6 +20,7 @@ typedef struct og_op_plan {
   size_t nvariants;     /* CPU kernels, one per combination of type-variable choices */
   bool cpu_lowp;        /* bfloat16/float16 variants compute in float, converting in the loop (plan/lowp.h) */
   bool widens_bfloat16; /* the CPU handler widens the call's bfloat16 arrays to float copies */
+  bool cpu_tiles;       /* float16 variants run the float32 kernel on F16C tiles (plan/tiles.h) */
 } og_op_plan;
 
 /* Plans `op`: fills every field of `plan`. */

@@ -11,6 +11,7 @@
 #include "render/ctx_kernels.h"
 
 #include "plan/lowp.h"
+#include "plan/tiles.h"
 #include "render/c_text.h"
 #include "util/c_idents.h"
 #include "util/escape.h"
@@ -275,6 +276,62 @@ static void og_lowp_blocks(const og_op *op, og_value *v) {
   og_buf_free(&prologue);
 }
 
+/* The CPU function of variant `pick`, opspec_<op>_cpu_<dtype>... (`fn`). */
+static void og_cpu_variant_name(const og_op *op, const size_t *pick, og_buf *fn) {
+  og_buf_printf(fn, "opspec_%s_cpu", op->name);
+  for (size_t t = 0; t < op->ntypes; ++t) og_buf_printf(fn, "_%s", op->types[t].choices[pick[t]]);
+  if (!op->ntypes) og_buf_puts(fn, "_default"); /* opspec_<op>_cpu is the handler */
+}
+
+/* A float16 variant that runs its float32 twin on tiles (plan/tiles.h), as a record:
+ * {function, twin, comment (which variant), tiles (name: the 2-byte arrays a tile each), wholes (name,
+ * size), widen, shift (name, ctype), narrow}. */
+static og_value *og_cpu_tiled(const og_op *op, const og_tiles *tiles, const size_t *pick, const char *function,
+                              const char *twin) {
+  og_value *t = og_value_map(), *tile = og_value_list(), *wholes = og_value_list();
+  og_value *widen = og_value_list(), *shift = og_value_list(), *narrow = og_value_list();
+  og_map_set_str(t, "function", function);
+  og_map_set_str(t, "twin", twin);
+  og_buf comment = {0};
+  og_buf_printf(&comment, "%s on CPU", op->name);
+  for (size_t v = 0; v < op->ntypes; ++v)
+    og_buf_printf(&comment, ", %s = %s", op->types[v].name, op->types[v].choices[pick[v]]);
+  og_map_set(t, "comment", og_value_str_take(og_buf_take(&comment)));
+  for (size_t l = 0; l < 2; ++l)
+    for (size_t a = 0; a < (l ? op->noutputs : op->ninputs); ++a) {
+      const og_array *arr = l ? &op->outputs[a] : &op->inputs[a];
+      og_tile_role role = l ? tiles->outputs[a] : tiles->inputs[a];
+      og_value *rec = og_value_map();
+      og_map_set_str(rec, "name", arr->name);
+      if (role == OG_TILE_WHOLE) {
+        int64_t size = 1;
+        for (size_t d = 0; d < arr->ndims; ++d) size *= arr->dims[d].value;
+        og_map_set_int(rec, "size", size);
+        og_list_push(wholes, rec);
+        continue;
+      }
+      if (role == OG_TILE_SHIFT) {
+        const char *dtype = arr->typevar >= 0 ? op->types[arr->typevar].choices[pick[arr->typevar]] : arr->dtype;
+        og_map_set_str(rec, "ctype", og_dtype_ctype(dtype));
+        og_map_set_str(rec, "const", l ? "" : "const ");
+        og_list_push(shift, rec);
+        continue;
+      }
+      if (role == OG_TILE_WIDEN || role == OG_TILE_NARROW) {
+        og_list_push(tile, og_value_str(arr->name));
+        og_list_push(role == OG_TILE_WIDEN ? widen : narrow, rec);
+        continue;
+      }
+      og_value_free(rec);
+    }
+  og_map_set(t, "tiles", tile);
+  og_map_set(t, "wholes", wholes);
+  og_map_set(t, "widen", widen);
+  og_map_set(t, "shift", shift);
+  og_map_set(t, "narrow", narrow);
+  return t;
+}
+
 static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_idents used = {0}, stored = {0}; /* type variables the code names; those only its 2-byte arrays' storage does */
   const og_body *body = og_plan_cpu_body(op);
@@ -295,26 +352,35 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
   og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
-  og_value *variants = og_value_list();
+  og_value *variants = og_value_list(), *tiled_variants = og_value_list();
+  og_tiles tiles;
+  if (plan->cpu_tiles) og_tiles_plan(op, plan, &tiles);
   size_t nvariants = plan->nvariants;
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   for (size_t k = 0; k < nvariants; ++k) {
     og_value *var = og_value_map(), *typedefs = og_value_list();
     og_buf fn = {0}, comment = {0};
     og_variant_picks(op, k, pick);
-    og_buf_printf(&fn, "opspec_%s_cpu", op->name);
+    og_cpu_variant_name(op, pick, &fn);
     og_buf_printf(&comment, "%s on CPU", op->name);
     bool bf16 = false, f16 = false;
     for (size_t t = 0; t < op->ntypes; ++t) {
       const char *dtype = op->types[t].choices[pick[t]];
       bf16 |= !strcmp(dtype, "bfloat16");
       f16 |= !strcmp(dtype, "float16");
-      og_buf_printf(&fn, "_%s", dtype);
       og_buf_printf(&comment, ", %s = %s", op->types[t].name, dtype);
       if (og_idents_has(&used, op->types[t].name) || og_idents_has(&stored, op->types[t].name))
         og_typevar_defines(op, t, dtype, plan->cpu_lowp, typedefs);
     }
-    if (!op->ntypes) og_buf_puts(&fn, "_default"); /* opspec_<op>_cpu is the handler */
+    size_t twin[OPSPEC_MAX_TYPEVARS] = {0};
+    bool tiled = plan->cpu_tiles && og_tiles_variant(op, pick, twin);
+    og_map_set_bool(var, "included", !tiled);
+    if (tiled) {
+      og_buf twin_fn = {0};
+      og_cpu_variant_name(op, twin, &twin_fn);
+      og_list_push(tiled_variants, og_cpu_tiled(op, &tiles, pick, og_buf_str(&fn), og_buf_str(&twin_fn)));
+      og_buf_free(&twin_fn);
+    }
     bool lowp = plan->cpu_lowp && (bf16 || f16);
     if (lowp) {
       og_value *pair = og_value_map();
@@ -340,6 +406,7 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     og_buf_free(&comment);
   }
   og_map_set(v, "cpu_variants", variants);
+  og_map_set(v, "cpu_tiled", tiled_variants);
   /* The kernel is written once, named OPSPEC_CPU_VARIANT: the file includes itself once
    * per variant with the variant's name and types defined. A body calling erf gets no
    * x86-64-v4 form (opspec/cpu.h says why). */

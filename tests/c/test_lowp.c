@@ -16,7 +16,8 @@
  * compiled for each CPU form a kernel has (baseline x86-64, x86-64-v3, x86-64-v4), each
  * run where this CPU has it: float16's vector conversions are F16C's instructions in the
  * last two and the exact integer code in the first (runtime/src/lowp_f16c.c,
- * lowp_vector.c).
+ * lowp_vector.c). The tiles' conversions (runtime/src/lowp_tiles.c, which pick their
+ * form by CPUID) must give the same bits as the loops, from unaligned starts.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -96,9 +97,13 @@ static void fail(const char *what, uint32_t in, uint32_t got, uint32_t want) {
 /* Widening every 2-byte pattern. */
 static void check_widen(void) {
   static uint16_t in[65536];
-  static float bf[65536], hf[65536];
+  static float bf[65536], hf[65536], tile[65536];
   for (uint32_t i = 0; i < 65536; ++i) in[i] = (uint16_t)i;
   form->widen(in, bf, hf, 65536);
+  /* The tiles' widening (runtime/src/lowp_tiles.c, this CPU's form), from an odd start:
+   * unaligned, and ending in a partial vector. */
+  tile[0] = 0;
+  opspec_float16_widen_tile(tile + 1, in + 1, 65535);
   for (uint32_t i = 0; i < 65536; ++i) {
     uint32_t want = bits_of(opspec_bfloat16_to_float((uint16_t)i)), got = bits_of(bf[i]);
     if (got != want) fail("load_bfloat16", i, got, want);
@@ -111,15 +116,17 @@ static void check_widen(void) {
     /* A NaN: quiet, same sign and payload (the compiler may or may not quieten it). */
     if (nan ? (got | 0x00400000u) != (want | 0x00400000u) || !(got & 0x00400000u) : got != want)
       fail("load_float16", i, got, want);
+    if (i && bits_of(tile[i]) != got) fail("float16_widen_tile", i, bits_of(tile[i]), got);
   }
 }
 
 /* Narrowing `n` floats, both ways, against the references. */
 static void check_narrow(const uint32_t *in, size_t n) {
   float *x = calloc(n, sizeof *x); /* calloc: GCC cannot see that the loop below fills it */
-  uint16_t *b = malloc(n * sizeof *b), *h = malloc(n * sizeof *h);
+  uint16_t *b = malloc(n * sizeof *b), *h = malloc(n * sizeof *h), *t = calloc(n, sizeof *t);
   for (size_t i = 0; i < n; ++i) x[i] = float_of(in[i]);
   form->narrow(x, b, h, n);
+  if (n > 1) opspec_float16_narrow_tile(t + 1, x + 1, (int64_t)n - 1); /* odd start, as above */
   for (size_t i = 0; i < n; ++i) {
     uint16_t want = opspec_float_to_bfloat16(x[i]);
     if (b[i] != want) fail("store_bfloat16", in[i], b[i], want);
@@ -127,7 +134,9 @@ static void check_narrow(const uint32_t *in, size_t n) {
     bool nan = (in[i] & 0x7fffffffu) > 0x7f800000u;
     if (nan ? (h[i] | 0x200u) != (want | 0x200u) || !(h[i] & 0x200u) || (h[i] & 0x7c00u) != 0x7c00u : h[i] != want)
       fail("store_float16", in[i], h[i], want);
+    if (i && t[i] != h[i]) fail("float16_narrow_tile", in[i], t[i], h[i]);
   }
+  free(t);
   free(x);
   free(b);
   free(h);

@@ -5,7 +5,10 @@ with correct unsharded results; each comes twice, as `<name>` with no `independe
 dim independent (opspec.testing.check_op must say so). Plus `axpy`, truly element-wise,
 two ops with a symbol twice in one array (`square_matvec`, `gram`), and `row_rms_norm`, a
 portable kernel with one trip per row that loops over the row (threads by work:
-test_parallel_work.py).
+test_parallel_work.py). And two float16 ops (test_lowp_tiles.py): `gated_gain`, whose
+float16 variant runs its float32 kernel on tiles (int32 and float32 arrays moved with
+the tile, a two-element float16 input widened whole), and `read_back`, which reads its
+float16 output back and so keeps the in-loop conversions.
 
 `build(folder)` builds them once into the package `reading` (CMake, CUDA OFF: builds.py),
 and returns the folder to put on sys.path / PYTHONPATH."""
@@ -199,6 +202,41 @@ independent: [rows]
 """
 
 
+GATED_GAIN = """\
+op: gated_gain
+doc: out = x * g[0] + g[1] where keep is nonzero, else 0; wide is the same value in float32.
+types: {T: [float32, float16]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+  - {name: keep, dtype: int32, shape: [n]}
+  - {name: g, dtype: T, shape: [2]}
+outputs:
+  - {name: out, dtype: T, shape: [n]}
+  - {name: wide, dtype: float32, shape: [n]}
+launch: [n]
+kernel: |
+  const T v = x[i] * g[0] + g[1];
+  out[i] = keep[i] ? v : (T)0;
+  wide[i] = (float)v;
+independent: [n]
+"""
+
+READ_BACK = """\
+op: read_back
+doc: y = x / 10, stored, then times 10 from what was stored (y read back).
+types: {T: [float32, float16]}
+inputs:
+  - {name: x, dtype: T, shape: [n]}
+outputs:
+  - {name: y, dtype: T, shape: [n]}
+launch: [n]
+kernel: |
+  y[i] = x[i] * (T)0.1;
+  y[i] = y[i] * (T)10;
+independent: [n]
+"""
+
+
 def reference(name: str, x: np.ndarray) -> tuple:
     """NumPy references of the reading ops (name without `_claimed`)."""
     if name == "cumsum":
@@ -232,6 +270,8 @@ def build(folder: Path) -> Path:
     specs["square_matvec"] = SQUARE_MATVEC
     specs["gram"] = GRAM
     specs["row_rms_norm"] = ROW_RMS_NORM
+    specs["gated_gain"] = GATED_GAIN
+    specs["read_back"] = READ_BACK
     project = folder / "reading"
     # Against the installed opspec's CMake package where there is one (no second build of
     # opspec-gen); else add_subdirectory() of this source tree.

@@ -342,3 +342,51 @@ def test_float_defaults_shown_as_python_writes_them(tmp_path):
     for i, t in enumerate(written):
         assert f"    a{i}: float = {float(t)!r},\n" in stub, (t, stub)
         assert f"a{i} (float64, default {float(t)!r})" in stub
+
+
+# float16 tiles (generator/plan/tiles.c): a float16 variant runs the float32 kernel on
+# tiles only where the body touches its arrays at the launch index alone.
+TILE_SPEC = """\
+op: tiles_{name}
+doc: A float16 tile case.
+types: {{T: [float32, float16]}}
+inputs:
+  - {{name: x, dtype: T, shape: [n]}}
+  - {{name: w, dtype: T, shape: [{wsize}]}}
+  - {{name: idx, dtype: int32, shape: [n]}}
+outputs:
+  - {{name: out, dtype: T, shape: [n]}}
+launch: {launch}
+kernel: |
+  {body}
+"""
+
+TILE_CASES = {
+    # name: (tiles?, launch, w's size, body)
+    "yes": (True, "[n]", 2, "out[i] = idx[i] ? x[i] * w[0] : w[1];"),
+    "index_as_value": (False, "[n]", 2, "out[i] = x[i] * (T)i;"),
+    "neighbour": (False, "[n]", 2, "out[i] = x[i] + x[i > 0 ? i - 1 : 0];"),
+    "read_back": (False, "[n]", 2, "out[i] = x[i]; out[i] = out[i] * w[0];"),
+    "compound": (False, "[n]", 2, "out[i] = x[i]; out[i] += w[0];"),
+    "large_whole": (False, "[n]", 65, "out[i] = x[i] * w[64];"),
+    "int_elsewhere": (False, "[n]", 2, "out[i] = x[i] * (T)idx[0] + (T)idx[i];"),
+    "two_dims": (False, "[n, 1]", 2, "out[i] = x[i] * w[j];"),
+}
+
+
+@pytest.mark.parametrize("name", list(TILE_CASES))
+def test_float16_tiles_only_where_arrays_are_touched_at_the_launch_index(tmp_path, name):
+    tiles, launch, wsize, body = TILE_CASES[name]
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / f"tiles_{name}.yaml").write_text(TILE_SPEC.format(name=name, launch=launch, wsize=wsize, body=body))
+    r = gen(
+        "--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), f"specs/tiles_{name}.yaml", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    cpu = (tmp_path / "gen" / "ops" / f"tiles_{name}_cpu.c").read_text()
+    assert (f"opspec_tiles_{name}_cpu_float32(&opspec_tile, 0, opspec_n);" in cpu) == tiles, cpu
+    assert (f"#define OPSPEC_CPU_VARIANT opspec_tiles_{name}_cpu_float16" in cpu) != tiles
+    if tiles:
+        assert "opspec_tile.idx.data = (const int32_t *)opspec_args->idx.data + opspec_at;" in cpu
+        assert "opspec_float16_widen_tile(w_whole, opspec_args->w.data, 2);" in cpu

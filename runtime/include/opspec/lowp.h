@@ -108,4 +108,16 @@ OPSPEC_LOWP_INLINE float opspec_load_float16(uint16_t bits) { return opspec_load
 OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) { return opspec_store_float16_soft(value); }
 #endif
 
+/* float16 tiles (runtime/src/lowp_tiles.c). Where a float16 kernel's body reads and
+ * writes its arrays only element-wise at the launch index (docs/spec.md, "bfloat16 and
+ * float16 on CPU"), opspec-gen writes its float16 variant as a loop over tiles of
+ * OPSPEC_CPU_TILE elements: each 2-byte input's tile is widened into a float array on
+ * the stack, the float32 kernel runs on the tile, and each 2-byte output's tile is
+ * narrowed back. A tile of a few hundred floats per array stays in L1; widening and
+ * narrowing take F16C's instructions, 8 or 16 elements each, where the CPU has them, so
+ * the float32 loop runs with no conversion call inside it. */
+#define OPSPEC_CPU_TILE 512
+void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n);
+void opspec_float16_narrow_tile(uint16_t *dst, const float *src, int64_t n);
+
 #endif /* OPSPEC_LOWP_H */

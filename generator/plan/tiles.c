@@ -1,0 +1,138 @@
+#include "plan/tiles.h"
+
+#include <string.h>
+
+#include "plan/lowp.h"
+#include "util/c_tokens.h"
+
+/* How the body names one array: at the launch index, and otherwise. */
+typedef struct og_tile_uses {
+  size_t at_i, other, reads_at_i; /* reads_at_i: an `a[i]` not stored to by a plain `=` */
+} og_tile_uses;
+
+/* Whether token k is a member name (`.x`, `->x`) rather than a variable. */
+static bool og_tile_member(const og_tokens *t, size_t k) {
+  if (k >= 1 && og_token_is(t, k - 1, ".")) return true;
+  return k >= 2 && og_token_is(t, k - 1, ">") && og_token_is(t, k - 2, "-") &&
+         t->items[k - 2].end == t->items[k - 1].start;
+}
+
+/* Whether tokens k.. are `[ i ]`. */
+static bool og_tile_at_i(const og_tokens *t, size_t k, const char *index) {
+  return og_token_is(t, k, "[") && og_token_is(t, k + 1, index) && og_token_is(t, k + 2, "]");
+}
+
+/* Whether the `]` at k is followed by a plain assignment `=` (not `==`, not `+=`). */
+static bool og_tile_stored(const og_tokens *t, size_t k) {
+  if (!og_token_is(t, k + 1, "=")) return false;
+  return !(og_token_is(t, k + 2, "=") && t->items[k + 1].end == t->items[k + 2].start);
+}
+
+/* The array named by token k, as an index into `arrays`, or -1. */
+static long og_tile_array(const og_array *const *arrays, size_t n, const og_tokens *t, size_t k) {
+  for (size_t a = 0; a < n; ++a)
+    if (!strcmp(arrays[a]->name, t->items[k].text)) return (long)a;
+  return -1;
+}
+
+/* Counts the uses in `code`; false where it names the launch index, or opspec's own
+ * loop state, other than as `a[i]` (in_loop false: the prologue, where `i` is not). */
+static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *arrays, size_t n,
+                         og_tile_uses *uses) {
+  static const char *const loop_state[] = {"opspec_begin", "opspec_end", "opspec_args", "opspec_argp"};
+  og_tokens t = {0};
+  og_tokenize(code, true, &t);
+  bool ok = true;
+  for (size_t k = 0; k < t.n && ok; ++k) {
+    const char *w = t.items[k].text;
+    if (w[0] == '#') ok = false; /* a macro could name anything */
+    for (size_t s = 0; s < sizeof loop_state / sizeof loop_state[0]; ++s) ok = ok && strcmp(w, loop_state[s]) != 0;
+    if (!strcmp(w, "i") && !og_tile_member(&t, k))
+      ok = ok && in_loop && k >= 2 && og_token_is(&t, k - 1, "[") && og_token_is(&t, k + 1, "]") &&
+           og_tile_array(arrays, n, &t, k - 2) >= 0 && !og_tile_member(&t, k - 2);
+    long a = og_tile_member(&t, k) ? -1 : og_tile_array(arrays, n, &t, k);
+    if (a < 0) continue;
+    if (in_loop && og_tile_at_i(&t, k + 1, "i")) {
+      uses[a].at_i++;
+      if (!og_tile_stored(&t, k + 3)) uses[a].reads_at_i++;
+    } else {
+      uses[a].other++;
+    }
+  }
+  og_tokens_free(&t);
+  return ok;
+}
+
+/* The number of elements of a shape of fixed extents, or -1. */
+static long long og_tile_fixed_size(const og_array *a) {
+  long long size = 1;
+  for (size_t d = 0; d < a->ndims; ++d) {
+    if (a->dims[d].kind != OG_DIM_INT) return -1;
+    size *= a->dims[d].value;
+  }
+  return a->has_ellipsis ? -1 : size;
+}
+
+bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
+  memset(tiles, 0, sizeof *tiles);
+  if (!plan->cpu_portable || !plan->cpu_simd || !plan->cpu_lowp || plan->rejects || op->launch.n != 1 ||
+      op->nscratch || op->ninputs + op->noutputs > OPSPEC_MAX_INPUTS)
+    return false;
+  bool any_float16 = false;
+  for (size_t t = 0; t < op->ntypes; ++t)
+    for (size_t c = 0; c < op->types[t].nchoices; ++c) any_float16 |= !strcmp(op->types[t].choices[c], "float16");
+  if (!any_float16) return false;
+
+  const og_array *arrays[OPSPEC_MAX_INPUTS];
+  size_t n = 0;
+  for (size_t a = 0; a < op->ninputs; ++a) arrays[n++] = &op->inputs[a];
+  for (size_t a = 0; a < op->noutputs; ++a) arrays[n++] = &op->outputs[a];
+  og_tile_uses uses[OPSPEC_MAX_INPUTS] = {{0}};
+  if (!og_tile_scan(op->kernel.text, true, arrays, n, uses)) return false;
+  if (op->prologue.present && !og_tile_scan(op->prologue.text, false, arrays, n, uses)) return false;
+
+  for (size_t a = 0; a < n; ++a) {
+    const og_array *arr = arrays[a];
+    bool input = arr->role == OG_INPUT;
+    bool twobyte = arr->typevar >= 0 ? og_lowp_typevar(&op->types[arr->typevar])
+                                      : !strcmp(arr->dtype, "float16") || !strcmp(arr->dtype, "bfloat16");
+    if (twobyte && arr->typevar < 0) return false; /* a fixed-dtype 2-byte array: no float32 twin */
+    const og_tile_uses *u = &uses[a];
+    og_tile_role role;
+    if (!u->at_i && !u->other) {
+      role = OG_TILE_NONE;
+    } else if (u->at_i && u->other) {
+      return false; /* at i and elsewhere: a moved pointer would break the other uses */
+    } else if (!twobyte) {
+      role = u->at_i ? OG_TILE_SHIFT : OG_TILE_KEEP;
+    } else if (u->at_i) {
+      if (!input && u->reads_at_i) return false; /* a float16 output read back */
+      role = input ? OG_TILE_WIDEN : OG_TILE_NARROW;
+    } else {
+      long long size = og_tile_fixed_size(arr);
+      if (!input || size < 0 || size > OG_TILE_WHOLE_MAX) return false;
+      role = OG_TILE_WHOLE;
+    }
+    if (input)
+      tiles->inputs[a] = role;
+    else
+      tiles->outputs[a - op->ninputs] = role;
+  }
+  return true;
+}
+
+bool og_tiles_variant(const og_op *op, const size_t *pick, size_t *twin) {
+  bool float16 = false;
+  for (size_t t = 0; t < op->ntypes; ++t) {
+    const og_typevar *v = &op->types[t];
+    twin[t] = pick[t];
+    if (!og_lowp_typevar(v)) continue;
+    if (strcmp(v->choices[pick[t]], "float16") != 0) return false;
+    float16 = true;
+    size_t c = 0;
+    while (c < v->nchoices && strcmp(v->choices[c], "float32") != 0) ++c;
+    if (c == v->nchoices) return false;
+    twin[t] = c;
+  }
+  return float16;
+}

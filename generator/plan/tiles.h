@@ -1,0 +1,47 @@
+/* float16 tiles: whether an op's float16 variants run its float32 kernel on tiles that
+ * F16C widens and narrows (runtime/include/opspec/lowp.h, OPSPEC_CPU_TILE), instead of
+ * converting each element in the loop with a call (plan/lowp.h). A call of a vector
+ * conversion saves every live vector register around it; a tile converts 8 or 16
+ * elements an instruction, outside the loop, and leaves the float32 loop as it is.
+ *
+ * The tile run computes what the in-loop variant computes, element for element, where
+ * the kernel's body touches its arrays only at the launch index: a 1-D launch, a body
+ * that vectorises (plan.h's cpu_simd: no loop, jump or reject of its own), `i` used only
+ * as `a[i]` of an input or output, each float16 array read only as `x[i]` or stored
+ * only as `y[i] = v` (never read back, which in the loop would see the rounded float16),
+ * or, for a float16 input of a few fixed elements (`s: [1]`), read anywhere, widened
+ * whole once. Arrays of other dtypes indexed at `i` are moved with the tile. Anything
+ * else keeps the in-loop conversions. */
+#ifndef OG_PLAN_TILES_H
+#define OG_PLAN_TILES_H
+
+#include <stdbool.h>
+
+#include "model/model.h"
+#include "plan/plan.h"
+
+typedef enum og_tile_role {
+  OG_TILE_NONE,   /* not moved: the call's own pointer (an array the body does not name) */
+  OG_TILE_WIDEN,  /* a float16 input read as x[i]: each tile widened before the float kernel */
+  OG_TILE_NARROW, /* a float16 output stored as y[i] = v: each tile narrowed after it */
+  OG_TILE_WHOLE,  /* a float16 input of at most OG_TILE_WHOLE_MAX fixed elements: widened whole, once */
+  OG_TILE_SHIFT,  /* an array of another dtype at a[i]: its pointer moved to the tile's start */
+  OG_TILE_KEEP,   /* an array of another dtype named but never at i: the call's own pointer */
+} og_tile_role;
+
+#define OG_TILE_WHOLE_MAX 64
+
+typedef struct og_tiles {
+  og_tile_role inputs[OPSPEC_MAX_INPUTS], outputs[OPSPEC_MAX_OUTPUTS];
+} og_tiles;
+
+/* Whether `op`'s float16 variants run on tiles (each array's role in `tiles`); false
+ * where they convert in the loop. */
+bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles);
+
+/* Whether variant `pick` (a choice per type variable) runs on tiles, given that the op
+ * does: every type variable that may be 2-byte is float16 there, and a float32 twin
+ * exists (its choice per variable in `twin`). */
+bool og_tiles_variant(const og_op *op, const size_t *pick, size_t *twin);
+
+#endif /* OG_PLAN_TILES_H */
