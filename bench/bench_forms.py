@@ -14,8 +14,10 @@ ratio of each form's time to x86-64-v3's (below 1: faster than x86-64-v3). The f
 this CPU cannot run are left out (AVX-512 needs `avx512f`... in /proc/cpuinfo).
 
 A bfloat16 or float16 variant is timed on the arrays its kernel reads: the dtype's own
-2-byte values where it converts in its loop (`OPSPEC_STORAGE_T uint16_t`), float ones
-where the handler widens them.
+2-byte values where it converts in its loop (`OPSPEC_STORAGE_T uint16_t`) or runs on
+float16 tiles, float ones where the handler widens them. The tiles' widening and narrowing
+(runtime/src/lowp_tiles.c) choose their instructions by CPUID, not by the form's -march:
+on an AVX-512 machine every form's float16 tiles convert with 16-lane F16C.
 
     .venv/bin/python bench/bench_forms.py [--out DIR] [--sizes N ...] [--rounds R] [--ops OP ...]
 
@@ -113,17 +115,24 @@ def args_struct(op: str) -> type[ctypes.Structure]:
 
 def variants(op: str) -> list[tuple[str, type]]:
     """(dtype, NumPy storage type) of each entry of `opspec_<op>_cpu_variants`, in order:
-    a 2-byte variant that converts in its loop (`OPSPEC_STORAGE_T uint16_t`) reads the
-    dtype's own bits (float16 as NumPy's float16, bfloat16 as uint16), one the handler
-    widens reads float."""
+    a 2-byte variant that converts in its loop (`OPSPEC_STORAGE_T uint16_t`) or runs on
+    float16 tiles reads the dtype's own bits (float16 as NumPy's float16, bfloat16 as
+    uint16), one the handler widens reads float."""
     source = (GENERATED / "ops" / f"{op}_cpu.c").read_text()
-    found = re.findall(
-        rf"#define OPSPEC_CPU_VARIANT opspec_{op}_cpu_(\w+)\s+#define OPSPEC_CPU_T\s+(\w+)"
-        r"(?:\s+#define OPSPEC_STORAGE_T\s+(\w+))?",
-        source,
-    )
+    found = {
+        dtype: (ctype, storage)
+        for dtype, ctype, storage in re.findall(
+            rf"#define OPSPEC_CPU_VARIANT opspec_{op}_cpu_(\w+)\s+#define OPSPEC_CPU_T\s+(\w+)"
+            r"(?:\s+#define OPSPEC_STORAGE_T\s+(\w+))?",
+            source,
+        )
+    }
+    for dtype in re.findall(rf"static void opspec_{op}_cpu_(\w+)\(const void \*opspec_argp", source):
+        found[dtype] = ("float", "uint16_t")  # a float16 tile loop (opspec/lowp.h)
+    table = re.search(rf"opspec_{op}_cpu_variants\[\d+\] = \{{(.*?)\}};", source, re.S)
     out = []
-    for dtype, ctype, storage in found:
+    for dtype in re.findall(rf"opspec_{op}_cpu_(\w+),", table.group(1)):
+        ctype, storage = found[dtype]
         if storage == "uint16_t":
             out.append((dtype, np.float16 if dtype == "float16" else np.uint16))
         else:
@@ -152,9 +161,11 @@ def compile_form(folder: pathlib.Path, name: str, flags: list[str], ops: list[st
         "-o",
         str(lib),
         str(stubs),
-        # float16's vector conversions, which a kernel's loop calls (opspec/lowp.h)
+        # float16's vector conversions, which a kernel's loop calls, and the tiles'
+        # conversions, which pick their own form by CPUID (opspec/lowp.h)
         str(ROOT / "runtime" / "src" / "lowp_vector.c"),
         str(ROOT / "runtime" / "src" / "lowp_f16c.c"),
+        str(ROOT / "runtime" / "src" / "lowp_tiles.c"),
         *(str(GENERATED / "ops" / f"{op}_cpu.c") for op in ops),
         "-lmvec",
         "-lm",
