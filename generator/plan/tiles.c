@@ -37,8 +37,7 @@ static long og_tile_array(const og_array *const *arrays, size_t n, const og_toke
 
 /* Counts the uses in `code`; false where it names the launch index, or opspec's own
  * loop state, other than as `a[i]` (in_loop false: the prologue, where `i` is not). */
-static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *arrays, size_t n,
-                         og_tile_uses *uses) {
+static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *arrays, size_t n, og_tile_uses *uses) {
   static const char *const loop_state[] = {"opspec_begin", "opspec_end", "opspec_args", "opspec_argp"};
   og_tokens t = {0};
   og_tokenize(code, true, &t);
@@ -75,8 +74,8 @@ static long long og_tile_fixed_size(const og_array *a) {
 
 bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
   memset(tiles, 0, sizeof *tiles);
-  if (!plan->cpu_portable || !plan->cpu_simd || !plan->cpu_lowp || plan->rejects || op->launch.n != 1 ||
-      op->nscratch || op->ninputs + op->noutputs > OPSPEC_MAX_INPUTS)
+  if (!plan->cpu_portable || !plan->cpu_simd || !plan->cpu_lowp || plan->rejects || op->launch.n != 1 || op->nscratch ||
+      op->ninputs + op->noutputs > OPSPEC_MAX_INPUTS)
     return false;
   bool any_float16 = false;
   for (size_t t = 0; t < op->ntypes; ++t)
@@ -95,7 +94,7 @@ bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
     const og_array *arr = arrays[a];
     bool input = arr->role == OG_INPUT;
     bool twobyte = arr->typevar >= 0 ? og_lowp_typevar(&op->types[arr->typevar])
-                                      : !strcmp(arr->dtype, "float16") || !strcmp(arr->dtype, "bfloat16");
+                                     : !strcmp(arr->dtype, "float16") || !strcmp(arr->dtype, "bfloat16");
     if (twobyte && arr->typevar < 0) return false; /* a fixed-dtype 2-byte array: no float32 twin */
     const og_tile_uses *u = &uses[a];
     og_tile_role role;

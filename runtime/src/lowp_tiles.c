@@ -22,14 +22,14 @@ static void opspec_float16_narrow_tile_soft(uint16_t *dst, const float *src, int
 
 /* The tail of a tile (under a vector) takes the exact code. */
 __attribute__((target("avx2,f16c"))) static void opspec_float16_widen_tile_v3(float *dst, const uint16_t *src,
-                                                                               int64_t n) {
+                                                                              int64_t n) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + k))));
   opspec_float16_widen_tile_soft(dst + k, src + k, n - k);
 }
 
 __attribute__((target("avx2,f16c"))) static void opspec_float16_narrow_tile_v3(uint16_t *dst, const float *src,
-                                                                                int64_t n) {
+                                                                               int64_t n) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)
     _mm_storeu_si128((__m128i *)(dst + k), _mm256_cvtps_ph(_mm256_loadu_ps(src + k), _MM_FROUND_TO_NEAREST_INT));
