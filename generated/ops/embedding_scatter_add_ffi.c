@@ -75,7 +75,7 @@ static void opspec_embedding_scatter_add_cost(const void *argp, const int32_t *d
 
 static const opspec_op_desc opspec_embedding_scatter_add_desc = {
     .name = "embedding_scatter_add",
-    .fingerprint = "1e390383d1512d28",
+    .fingerprint = "92c465a9735a9492",
     .args_size = sizeof(opspec_embedding_scatter_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_scatter_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_scatter_add_outputs),

@@ -210,3 +210,25 @@ def test_bad_indices_with_checks_off_are_rejected_by_the_bodies(checks_off):
         jax.block_until_ready(ops.embedding_bag(jnp.ones((4, 8)), jnp.array([[0, 9]], jnp.int32)))
     with pytest.raises(Exception, match=rejected):
         jax.block_until_ready(ops.embedding_scatter_add(jnp.array([[0, -3]], jnp.int32), jnp.ones((1, 8)), vocab=4))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_scatter_add_of_one_pair_is_that_row_and_minus_zero_sums_to_plus_zero(dtype, rng):
+    """A table row that one pair adds to is the grad row itself, exact in every dtype, as
+    its sum in double rounded back is; a -0 in it becomes +0, as 0 + (-0) does in jnp's
+    scatter-add. Rows that several pairs add to, and rows none does, as before."""
+    grad = rng.normal(size=(5, 16)).astype(dtype)
+    grad[0, :4] = -0.0
+    # rows 0, 2, 4 and 6 get one pair each (bags 0, 4, 2, 3), 1 two, 3 four, 5 and 7 none
+    indices = np.array([[0, 3], [3, 3], [1, 4], [6, 3], [2, 1]], np.int32)
+    got = np.asarray(ops.embedding_scatter_add(indices, jnp.asarray(grad), vocab=8))
+    assert got.dtype == dtype
+    for row, bag in [(0, 0), (4, 2), (6, 3), (2, 4)]:
+        want = np.asarray(grad[bag], np.float64) + 0.0  # -0 + 0 = +0
+        np.testing.assert_array_equal(got[row], want.astype(dtype))
+        assert not np.signbit(got[row]).any() or np.signbit(want).any()
+    assert not np.signbit(got[0, :4]).any(), "a -0 alone in its row stayed -0"
+    np.testing.assert_array_equal(got[[5, 7]], 0)
+    wide = np.asarray(grad, np.float64)
+    close(got[1], wide[2] + wide[4], dtype)
+    close(got[3], wide[0] + 2 * wide[1] + wide[3], dtype)
