@@ -8,6 +8,7 @@
 /* How the body names one array: at the launch index, and otherwise. */
 typedef struct og_tile_uses {
   size_t at_i, other, reads_at_i; /* reads_at_i: an `a[i]` not stored to by a plain `=` */
+  size_t stored_always;           /* `a[i] = v;` as a statement of its own, outside any block or `if` */
 } og_tile_uses;
 
 /* Whether token k is a member name (`.x`, `->x`) rather than a variable. */
@@ -42,8 +43,10 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
   og_tokens t = {0};
   og_tokenize(code, true, &t);
   bool ok = true;
+  int depth = 0; /* of braces */
   for (size_t k = 0; k < t.n && ok; ++k) {
     const char *w = t.items[k].text;
+    depth += !strcmp(w, "{") - !strcmp(w, "}");
     if (w[0] == '#') ok = false; /* a macro could name anything */
     for (size_t s = 0; s < sizeof loop_state / sizeof loop_state[0]; ++s) ok = ok && strcmp(w, loop_state[s]) != 0;
     if (!strcmp(w, "i") && !og_tile_member(&t, k))
@@ -54,6 +57,9 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
     if (in_loop && og_tile_at_i(&t, k + 1, "i")) {
       uses[a].at_i++;
       if (!og_tile_stored(&t, k + 3)) uses[a].reads_at_i++;
+      /* A statement that starts the body or follows one: it runs for every index. */
+      else if (depth == 0 && (k == 0 || og_token_is(&t, k - 1, ";") || og_token_is(&t, k - 1, "}")))
+        uses[a].stored_always++;
     } else {
       uses[a].other++;
     }
@@ -106,6 +112,9 @@ bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
       role = u->at_i ? OG_TILE_SHIFT : OG_TILE_KEEP;
     } else if (u->at_i) {
       if (!input && u->reads_at_i) return false; /* a float16 output read back */
+      /* An element the body may leave unwritten keeps its bits in the loop (an output
+       * that aliases an input keeps the input's); a tile would narrow a stale float. */
+      if (!input && !u->stored_always) return false;
       role = input ? OG_TILE_WIDEN : OG_TILE_NARROW;
     } else {
       long long size = og_tile_fixed_size(arr);

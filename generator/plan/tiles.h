@@ -10,7 +10,9 @@
  * as `a[i]` of an input or output, each float16 array read only as `x[i]` or stored
  * only as `y[i] = v` (never read back, which in the loop would see the rounded float16),
  * or, for a float16 input of a few fixed elements (`s: [1]`), read anywhere, widened
- * whole once. Arrays of other dtypes indexed at `i` are moved with the tile. Anything
+ * whole once. Each float16 output must be stored by a statement that runs for every
+ * index (at the body's top level, not under an `if` or in a block): an element the loop
+ * leaves unwritten keeps its bits, which a tile cannot know. Arrays of other dtypes indexed at `i` are moved with the tile. Anything
  * else keeps the in-loop conversions. */
 #ifndef OG_PLAN_TILES_H
 #define OG_PLAN_TILES_H

@@ -371,6 +371,11 @@ TILE_CASES = {
     "large_whole": (False, "[n]", 65, "out[i] = x[i] * w[64];"),
     "int_elsewhere": (False, "[n]", 2, "out[i] = x[i] * (T)idx[0] + (T)idx[i];"),
     "two_dims": (False, "[n, 1]", 2, "out[i] = x[i] * w[j];"),
+    # an element left unwritten keeps its bits in the loop (an aliased input's): no tiles
+    "conditional_store": (False, "[n]", 2, "if (x[i] > w[0]) out[i] = x[i];"),
+    "store_in_block": (False, "[n]", 2, "if (idx[i]) { out[i] = x[i]; }"),
+    "store_in_else": (False, "[n]", 2, "if (idx[i]) out[i] = x[i]; else out[i] = w[1];"),
+    "store_after_if": (True, "[n]", 2, "T v = x[i] * w[0]; if (idx[i]) { v = w[1]; } out[i] = v;"),
 }
 
 
@@ -390,3 +395,4 @@ def test_float16_tiles_only_where_arrays_are_touched_at_the_launch_index(tmp_pat
     if tiles:
         assert "opspec_tile.idx.data = (const int32_t *)opspec_args->idx.data + opspec_at;" in cpu
         assert "opspec_float16_widen_tile(w_whole, opspec_args->w.data, 2);" in cpu
+        assert "opspec_float16_narrow_tile((uint16_t *)opspec_args->out.data + opspec_at, out_tile, opspec_n);" in cpu
