@@ -47,6 +47,16 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
   for (size_t k = 0; k < t.n && ok; ++k) {
     const char *w = t.items[k].text;
     depth += !strcmp(w, "{") - !strcmp(w, "}");
+    /* A digraph (`<%` is a brace) or a trigraph would hide a block from the depth. */
+    if (k + 1 < t.n && t.items[k].end == t.items[k + 1].start) {
+      const char *v = t.items[k + 1].text;
+      ok = !((!strcmp(w, "<") && (!strcmp(v, "%") || !strcmp(v, ":"))) ||
+             (!strcmp(w, "%") && (!strcmp(v, ">") || !strcmp(v, ":"))) || (!strcmp(w, ":") && !strcmp(v, ">")) ||
+             (!strcmp(w, "?") && !strcmp(v, "?")));
+    }
+    /* A prologue runs once per tile: no loop in it. */
+    if (!in_loop)
+      ok = ok && strcmp(w, "for") != 0 && strcmp(w, "while") != 0 && strcmp(w, "do") != 0 && strcmp(w, "goto") != 0;
     if (w[0] == '#') ok = false; /* a macro could name anything */
     for (size_t s = 0; s < sizeof loop_state / sizeof loop_state[0]; ++s) ok = ok && strcmp(w, loop_state[s]) != 0;
     if (!strcmp(w, "i") && !og_tile_member(&t, k))
@@ -78,6 +88,52 @@ static long long og_tile_fixed_size(const og_array *a) {
   return a->has_ellipsis ? -1 : size;
 }
 
+/* The part array `arr` takes in the tiles, from its uses; `ok` false where it rules
+ * tiles out. */
+static og_tile_role og_tile_role_of(const og_op *op, const og_array *arr, const og_tile_uses *u, bool *ok) {
+  bool input = arr->role == OG_INPUT;
+  bool twobyte = arr->typevar >= 0 ? og_lowp_typevar(&op->types[arr->typevar])
+                                   : !strcmp(arr->dtype, "float16") || !strcmp(arr->dtype, "bfloat16");
+  if (twobyte && arr->typevar < 0) *ok = false; /* a fixed-dtype 2-byte array: no float32 twin */
+  if (!u->at_i && !u->other) return OG_TILE_NONE;
+  if (u->at_i && u->other) *ok = false; /* at i and elsewhere: a moved pointer would break the other uses */
+  if (!twobyte) return u->at_i ? OG_TILE_SHIFT : OG_TILE_KEEP;
+  if (u->at_i) {
+    if (!input && u->reads_at_i) *ok = false; /* a float16 output read back */
+    /* An element the body may leave unwritten keeps its bits in the loop (an output
+     * that aliases an input keeps the input's); a tile would narrow a stale float. */
+    if (!input && !u->stored_always) *ok = false;
+    return input ? OG_TILE_WIDEN : OG_TILE_NARROW;
+  }
+  long long size = og_tile_fixed_size(arr);
+  if (!input || size < 0 || size > OG_TILE_WHOLE_MAX) *ok = false;
+  return OG_TILE_WHOLE;
+}
+
+/* An array's shape as written ("...", "n", "rows,cols"), into `out`. */
+static void og_tile_shape(const og_array *a, og_buf *out) {
+  for (size_t d = 0; d < a->ndims; ++d) og_buf_printf(out, "%s%s", d ? "," : "", a->dims[d].text);
+}
+
+/* The shape the launch runs over, as og_tile_shape writes it, where its one extent is a
+ * symbol `n` (the shape [n]) or an array's `<name>_size` (that array's shape); false for
+ * any other extent. An array read at `i` is widened a tile at a time whether or not the
+ * body reads each element, and one of another dtype moved with the tile, so each must
+ * have the launch's elements: its shape is written as the launch's. */
+static bool og_tile_launch_shape(const og_op *op, const og_array *const *arrays, size_t n, og_buf *out) {
+  const og_expr *e = op->launch.extents[0];
+  if (!e || e->kind != OG_E_NAME) return false;
+  size_t len = strlen(e->name);
+  for (size_t a = 0; a < n; ++a)
+    if (len == strlen(arrays[a]->name) + 5 && !strncmp(e->name, arrays[a]->name, len - 5) &&
+        !strcmp(e->name + len - 5, "_size")) {
+      og_tile_shape(arrays[a], out);
+      return true;
+    }
+  og_buf_puts(out, e->name);
+  return true;
+}
+
 bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
   memset(tiles, 0, sizeof *tiles);
   if (!plan->cpu_portable || !plan->cpu_simd || !plan->cpu_lowp || plan->rejects || op->launch.n != 1 || op->nscratch ||
@@ -96,37 +152,26 @@ bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles) {
   if (!og_tile_scan(op->kernel.text, true, arrays, n, uses)) return false;
   if (op->prologue.present && !og_tile_scan(op->prologue.text, false, arrays, n, uses)) return false;
 
-  for (size_t a = 0; a < n; ++a) {
+  og_buf launch = {0}, shape = {0};
+  bool ok = og_tile_launch_shape(op, arrays, n, &launch);
+  size_t ntiles = 0; /* arrays with a tile on the stack */
+  for (size_t a = 0; a < n && ok; ++a) {
     const og_array *arr = arrays[a];
-    bool input = arr->role == OG_INPUT;
-    bool twobyte = arr->typevar >= 0 ? og_lowp_typevar(&op->types[arr->typevar])
-                                     : !strcmp(arr->dtype, "float16") || !strcmp(arr->dtype, "bfloat16");
-    if (twobyte && arr->typevar < 0) return false; /* a fixed-dtype 2-byte array: no float32 twin */
-    const og_tile_uses *u = &uses[a];
-    og_tile_role role;
-    if (!u->at_i && !u->other) {
-      role = OG_TILE_NONE;
-    } else if (u->at_i && u->other) {
-      return false; /* at i and elsewhere: a moved pointer would break the other uses */
-    } else if (!twobyte) {
-      role = u->at_i ? OG_TILE_SHIFT : OG_TILE_KEEP;
-    } else if (u->at_i) {
-      if (!input && u->reads_at_i) return false; /* a float16 output read back */
-      /* An element the body may leave unwritten keeps its bits in the loop (an output
-       * that aliases an input keeps the input's); a tile would narrow a stale float. */
-      if (!input && !u->stored_always) return false;
-      role = input ? OG_TILE_WIDEN : OG_TILE_NARROW;
-    } else {
-      long long size = og_tile_fixed_size(arr);
-      if (!input || size < 0 || size > OG_TILE_WHOLE_MAX) return false;
-      role = OG_TILE_WHOLE;
+    og_tile_role role = og_tile_role_of(op, arr, &uses[a], &ok);
+    if (ok && (role == OG_TILE_WIDEN || role == OG_TILE_SHIFT)) {
+      og_buf_clear(&shape);
+      og_tile_shape(arr, &shape);
+      ok = !strcmp(og_buf_str(&shape), og_buf_str(&launch));
     }
-    if (input)
+    ntiles += role == OG_TILE_WIDEN || role == OG_TILE_NARROW;
+    if (arr->role == OG_INPUT)
       tiles->inputs[a] = role;
     else
       tiles->outputs[a - op->ninputs] = role;
   }
-  return true;
+  og_buf_free(&launch);
+  og_buf_free(&shape);
+  return ok && ntiles <= OG_TILE_MAX_TILED;
 }
 
 bool og_tiles_variant(const og_op *op, const size_t *pick, size_t *twin) {

@@ -4,7 +4,7 @@
  * conversion saves every live vector register around it; a tile converts 8 or 16
  * elements an instruction, outside the loop, and leaves the float32 loop as it is.
  *
- * The tile run computes what the in-loop variant computes, element for element, where
+ * The tile run computes the float32 kernel's values, rounded once to float16, where
  * the kernel's body touches its arrays only at the launch index: a 1-D launch, a body
  * that vectorises (plan.h's cpu_simd: no loop, jump or reject of its own), `i` used only
  * as `a[i]` of an input or output, each float16 array read only as `x[i]` or stored
@@ -12,7 +12,10 @@
  * or, for a float16 input of a few fixed elements (`s: [1]`), read anywhere, widened
  * whole once. Each float16 output must be stored by a statement that runs for every
  * index (at the body's top level, not under an `if` or in a block): an element the loop
- * leaves unwritten keeps its bits, which a tile cannot know. Arrays of other dtypes indexed at `i` are moved with the tile. Anything
+ * leaves unwritten keeps its bits, which a tile cannot know. Arrays of other dtypes
+ * indexed at `i` are moved with the tile. Every array at `i` has the launch's shape (a
+ * tile widens all its elements, whether the body reads them or not); the prologue, run
+ * once per tile, has no loop; at most OG_TILE_MAX_TILED arrays take a tile. Anything
  * else keeps the in-loop conversions. */
 #ifndef OG_PLAN_TILES_H
 #define OG_PLAN_TILES_H
@@ -32,6 +35,7 @@ typedef enum og_tile_role {
 } og_tile_role;
 
 #define OG_TILE_WHOLE_MAX 64
+#define OG_TILE_MAX_TILED 8 /* widened and narrowed arrays: 2 KiB of stack each */
 
 typedef struct og_tiles {
   og_tile_role inputs[OPSPEC_MAX_INPUTS], outputs[OPSPEC_MAX_OUTPUTS];

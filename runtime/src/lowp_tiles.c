@@ -1,10 +1,11 @@
 /* float16 tiles: a run of 2-byte elements widened into floats, or floats narrowed into
  * 2-byte elements, for a float16 kernel that runs its float32 twin on stack tiles
  * (opspec/lowp.h, OPSPEC_CPU_TILE). The portable loops use the exact integer code of
- * opspec/lowp.h; on x86-64 with GCC the entry points are ifuncs that pick F16C's
- * vcvtph2ps/vcvtps2ph, 8 lanes (x86-64-v3) or 16 (x86-64-v4), once, at load time, by
- * the same CPUID test that picks the kernels' forms (runtime/src/cpu.c). The F16C loops
+ * opspec/lowp.h; on x86-64 with GCC the entry points pick F16C's vcvtph2ps/vcvtps2ph,
+ * 8 lanes (x86-64-v3) or 16 (x86-64-v4), once, at their first call, by the same CPUID
+ * test that picks the kernels' forms (runtime/src/cpu.c). The F16C loops
  * give the exact code's bits (tests/c/test_lowp.c checks every pattern). */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "opspec/lowp.h"
@@ -55,26 +56,36 @@ __attribute__((target("avx512f"))) static void opspec_float16_narrow_tile_v4(uin
 typedef void opspec_float16_widen_fn(float *, const uint16_t *, int64_t);
 typedef void opspec_float16_narrow_fn(uint16_t *, const float *, int64_t);
 
-/* Resolvers run before the loader has relocated everything: they call nothing but
- * GCC's CPU model, which __builtin_cpu_init makes ready. */
-static opspec_float16_widen_fn *opspec_float16_widen_tile_resolve(void) {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return opspec_float16_widen_tile_v4;
-  if (__builtin_cpu_supports("x86-64-v3")) return opspec_float16_widen_tile_v3;
-  return opspec_float16_widen_tile_soft;
+/* The form is picked at the first call, not by an ifunc resolver: a resolver runs while
+ * the loader relocates, before a sanitizer's runtime is ready, and an instrumented one
+ * crashes the ASan build at load. A race between two first calls stores the same
+ * pointer twice. */
+static _Atomic(opspec_float16_widen_fn *) opspec_float16_widen_form;
+static _Atomic(opspec_float16_narrow_fn *) opspec_float16_narrow_form;
+
+void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n) {
+  opspec_float16_widen_fn *form = atomic_load_explicit(&opspec_float16_widen_form, memory_order_relaxed);
+  if (!form) {
+    __builtin_cpu_init();
+    form = __builtin_cpu_supports("x86-64-v4")   ? opspec_float16_widen_tile_v4
+           : __builtin_cpu_supports("x86-64-v3") ? opspec_float16_widen_tile_v3
+                                                 : opspec_float16_widen_tile_soft;
+    atomic_store_explicit(&opspec_float16_widen_form, form, memory_order_relaxed);
+  }
+  form(dst, src, n);
 }
 
-static opspec_float16_narrow_fn *opspec_float16_narrow_tile_resolve(void) {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return opspec_float16_narrow_tile_v4;
-  if (__builtin_cpu_supports("x86-64-v3")) return opspec_float16_narrow_tile_v3;
-  return opspec_float16_narrow_tile_soft;
+void opspec_float16_narrow_tile(uint16_t *dst, const float *src, int64_t n) {
+  opspec_float16_narrow_fn *form = atomic_load_explicit(&opspec_float16_narrow_form, memory_order_relaxed);
+  if (!form) {
+    __builtin_cpu_init();
+    form = __builtin_cpu_supports("x86-64-v4")   ? opspec_float16_narrow_tile_v4
+           : __builtin_cpu_supports("x86-64-v3") ? opspec_float16_narrow_tile_v3
+                                                 : opspec_float16_narrow_tile_soft;
+    atomic_store_explicit(&opspec_float16_narrow_form, form, memory_order_relaxed);
+  }
+  form(dst, src, n);
 }
-
-void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n)
-    __attribute__((ifunc("opspec_float16_widen_tile_resolve")));
-void opspec_float16_narrow_tile(uint16_t *dst, const float *src, int64_t n)
-    __attribute__((ifunc("opspec_float16_narrow_tile_resolve")));
 #else
 void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n) {
   opspec_float16_widen_tile_soft(dst, src, n);

@@ -351,12 +351,14 @@ op: tiles_{name}
 doc: A float16 tile case.
 types: {{T: [float32, float16]}}
 inputs:
-  - {{name: x, dtype: T, shape: [n]}}
+  - {{name: x, dtype: T, shape: [{xdim}]}}
   - {{name: w, dtype: T, shape: [{wsize}]}}
   - {{name: idx, dtype: int32, shape: [n]}}
 outputs:
   - {{name: out, dtype: T, shape: [n]}}
 launch: {launch}
+prologue: |
+  {prologue}
 kernel: |
   {body}
 """
@@ -376,15 +378,33 @@ TILE_CASES = {
     "store_in_block": (False, "[n]", 2, "if (idx[i]) { out[i] = x[i]; }"),
     "store_in_else": (False, "[n]", 2, "if (idx[i]) out[i] = x[i]; else out[i] = w[1];"),
     "store_after_if": (True, "[n]", 2, "T v = x[i] * w[0]; if (idx[i]) { v = w[1]; } out[i] = v;"),
+    # a digraph brace hides the block around a store
+    "digraph_block": (False, "[n]", 2, "if (idx[i]) <% out[i] = x[i]; %> out[i] = w[0];"),
+    # x may have fewer elements than the launch, read only where idx says: a tile would read past it
+    "short_input": (False, "[n]", 2, "out[i] = idx[i] ? x[i] : w[0];", "m"),
+    "launch_expression": (False, "[n * 1]", 2, "out[i] = x[i] * w[0];"),
+    "launch_by_size": (True, "[x_size]", 2, "out[i] = x[i] * w[0];"),
+    # the prologue runs once per tile
+    "prologue_loop": (
+        False,
+        "[n]",
+        2,
+        "out[i] = x[i] * (T)peak;",
+        "n",
+        "int peak = 0; for (int k = 0; k < 3; ++k) peak += k;",
+    ),
+    "prologue_plain": (True, "[n]", 2, "out[i] = x[i] * first;", "n", "const T first = w[0];"),
 }
 
 
 @pytest.mark.parametrize("name", list(TILE_CASES))
 def test_float16_tiles_only_where_arrays_are_touched_at_the_launch_index(tmp_path, name):
-    tiles, launch, wsize, body = TILE_CASES[name]
+    tiles, launch, wsize, body, *more = TILE_CASES[name]
+    xdim, prologue = (more + ["n", "(void)0;"][len(more) :])[:2]
     specs = tmp_path / "specs"
     specs.mkdir()
-    (specs / f"tiles_{name}.yaml").write_text(TILE_SPEC.format(name=name, launch=launch, wsize=wsize, body=body))
+    text = TILE_SPEC.format(name=name, launch=launch, wsize=wsize, body=body, xdim=xdim, prologue=prologue)
+    (specs / f"tiles_{name}.yaml").write_text(text)
     r = gen(
         "--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), f"specs/tiles_{name}.yaml", cwd=tmp_path
     )
@@ -393,6 +413,7 @@ def test_float16_tiles_only_where_arrays_are_touched_at_the_launch_index(tmp_pat
     assert (f"opspec_tiles_{name}_cpu_float32(&opspec_tile, 0, opspec_n);" in cpu) == tiles, cpu
     assert (f"#define OPSPEC_CPU_VARIANT opspec_tiles_{name}_cpu_float16" in cpu) != tiles
     if tiles:
-        assert "opspec_tile.idx.data = (const int32_t *)opspec_args->idx.data + opspec_at;" in cpu
+        moved = "opspec_tile.idx.data = (const int32_t *)opspec_args->idx.data + opspec_at;"
+        assert (moved in cpu) == ("idx[i]" in body)
         assert "opspec_float16_widen_tile(w_whole, opspec_args->w.data, 2);" in cpu
         assert "opspec_float16_narrow_tile((uint16_t *)opspec_args->out.data + opspec_at, out_tile, opspec_n);" in cpu

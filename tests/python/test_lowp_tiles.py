@@ -1,7 +1,7 @@
 """float16 tiles (runtime/include/opspec/lowp.h, generator/plan/tiles.c): where a body
 touches its arrays only at the launch index, a float16 variant runs the float32 kernel on
-stack tiles that F16C widens and narrows. Its results must be the in-loop variant's, bit
-for bit: the float32 kernel's values rounded once to float16. Checked on sizes that end
+stack tiles that F16C widens and narrows. Its results must be the float32 kernel's
+values rounded once to float16, bit for bit. Checked on sizes that end
 in a partial tile, on calls cut into chunks for threads (chunk starts that are not tile
 starts), for shipped ops and for a user's op whose int32 and float32 arrays move with the
 tile; and an op that reads its float16 output back keeps the in-loop conversions, whose
