@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "plan/lowp.h"
-#include "plan/tiles.h"
 #include "util/c_idents.h"
 
 /* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
@@ -54,6 +53,5 @@ void og_plan_op(const og_op *op, og_op_plan *plan) {
   for (size_t l = 0; l < 2; ++l)
     for (size_t i = 0; i < counts[l]; ++i) bf16 |= lists[l][i].typevar < 0 && !strcmp(lists[l][i].dtype, "bfloat16");
   plan->widens_bfloat16 = bf16 && !plan->cpu_lowp;
-  og_tiles tiles;
-  plan->cpu_tiles = og_tiles_plan(op, plan, &tiles);
+  plan->cpu_tiles = og_tiles_plan(op, plan, &plan->tiles);
 }

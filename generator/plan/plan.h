@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "model/model.h"
+#include "plan/tiles.h"
 
 typedef struct og_op_plan {
   bool has_cuda;        /* a portable `kernel` or `cuda:` kernels: the op has CUDA handlers */
@@ -21,6 +22,7 @@ typedef struct og_op_plan {
   bool cpu_lowp;        /* bfloat16/float16 variants compute in float, converting in the loop (plan/lowp.h) */
   bool widens_bfloat16; /* the CPU handler widens the call's bfloat16 arrays to float copies */
   bool cpu_tiles;       /* float16 variants run the float32 kernel on F16C tiles (plan/tiles.h) */
+  og_tiles tiles;       /* where cpu_tiles: each input's and output's part in them */
 } og_op_plan;
 
 /* Plans `op`: fills every field of `plan`. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "plan/lowp.h"
+#include "plan/plan.h"
 #include "util/c_tokens.h"
 
 /* How the body names one array: at the launch index, and otherwise. */
@@ -78,8 +79,7 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
   return ok;
 }
 
-/* The number of elements of a shape of fixed extents, or -1. */
-static long long og_tile_fixed_size(const og_array *a) {
+long long og_tile_fixed_size(const og_array *a) {
   long long size = 1;
   for (size_t d = 0; d < a->ndims; ++d) {
     if (a->dims[d].kind != OG_DIM_INT) return -1;

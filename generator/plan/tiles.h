@@ -23,7 +23,8 @@
 #include <stdbool.h>
 
 #include "model/model.h"
-#include "plan/plan.h"
+
+struct og_op_plan; /* plan/plan.h, which holds an og_tiles */
 
 typedef enum og_tile_role {
   OG_TILE_NONE,   /* not moved: the call's own pointer (an array the body does not name) */
@@ -42,8 +43,11 @@ typedef struct og_tiles {
 } og_tiles;
 
 /* Whether `op`'s float16 variants run on tiles (each array's role in `tiles`); false
- * where they convert in the loop. */
-bool og_tiles_plan(const og_op *op, const og_op_plan *plan, og_tiles *tiles);
+ * where they convert in the loop. Reads the plan's other CPU facts. */
+bool og_tiles_plan(const og_op *op, const struct og_op_plan *plan, og_tiles *tiles);
+
+/* The elements of an array whose dims are all fixed (an OG_TILE_WHOLE input's), or -1. */
+long long og_tile_fixed_size(const og_array *a);
 
 /* Whether variant `pick` (a choice per type variable) runs on tiles, given that the op
  * does: every type variable that may be 2-byte is float16 there, and a float32 twin

@@ -284,19 +284,15 @@ static void og_cpu_variant_name(const og_op *op, const size_t *pick, og_buf *fn)
 }
 
 /* A float16 variant that runs its float32 twin on tiles (plan/tiles.h), as a record:
- * {function, twin, comment (which variant), tiles (name: the 2-byte arrays a tile each), wholes (name,
- * size), widen, shift (name, ctype), narrow}. */
+ * {function, twin, comment (which variant), tiles (name: the 2-byte arrays a tile each),
+ * wholes (name, size), widen, shift (name, ctype), narrow}. */
 static og_value *og_cpu_tiled(const og_op *op, const og_tiles *tiles, const size_t *pick, const char *function,
-                              const char *twin) {
+                              const char *twin, const char *comment) {
   og_value *t = og_value_map(), *tile = og_value_list(), *wholes = og_value_list();
   og_value *widen = og_value_list(), *shift = og_value_list(), *narrow = og_value_list();
   og_map_set_str(t, "function", function);
   og_map_set_str(t, "twin", twin);
-  og_buf comment = {0};
-  og_buf_printf(&comment, "%s on CPU", op->name);
-  for (size_t v = 0; v < op->ntypes; ++v)
-    og_buf_printf(&comment, ", %s = %s", op->types[v].name, op->types[v].choices[pick[v]]);
-  og_map_set(t, "comment", og_value_str_take(og_buf_take(&comment)));
+  og_map_set_str(t, "comment", comment);
   for (size_t l = 0; l < 2; ++l)
     for (size_t a = 0; a < (l ? op->noutputs : op->ninputs); ++a) {
       const og_array *arr = l ? &op->outputs[a] : &op->inputs[a];
@@ -304,9 +300,7 @@ static og_value *og_cpu_tiled(const og_op *op, const og_tiles *tiles, const size
       og_value *rec = og_value_map();
       og_map_set_str(rec, "name", arr->name);
       if (role == OG_TILE_WHOLE) {
-        int64_t size = 1;
-        for (size_t d = 0; d < arr->ndims; ++d) size *= arr->dims[d].value;
-        og_map_set_int(rec, "size", size);
+        og_map_set_int(rec, "size", og_tile_fixed_size(arr));
         og_list_push(wholes, rec);
         continue;
       }
@@ -353,8 +347,6 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "cpu_run", og_value_str(portable ? "opspec_run_cpu_range" : "opspec_run_cpu"));
 
   og_value *variants = og_value_list(), *tiled_variants = og_value_list();
-  og_tiles tiles;
-  if (plan->cpu_tiles) og_tiles_plan(op, plan, &tiles);
   size_t nvariants = plan->nvariants;
   size_t pick[OPSPEC_MAX_TYPEVARS] = {0};
   for (size_t k = 0; k < nvariants; ++k) {
@@ -378,7 +370,8 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
     if (tiled) {
       og_buf twin_fn = {0};
       og_cpu_variant_name(op, twin, &twin_fn);
-      og_list_push(tiled_variants, og_cpu_tiled(op, &tiles, pick, og_buf_str(&fn), og_buf_str(&twin_fn)));
+      og_list_push(tiled_variants,
+                   og_cpu_tiled(op, &plan->tiles, pick, og_buf_str(&fn), og_buf_str(&twin_fn), og_buf_str(&comment)));
       og_buf_free(&twin_fn);
     }
     bool lowp = plan->cpu_lowp && (bf16 || f16);

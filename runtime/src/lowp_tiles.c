@@ -53,38 +53,46 @@ __attribute__((target("avx512f"))) static void opspec_float16_narrow_tile_v4(uin
   opspec_float16_narrow_tile_soft(dst + k, src + k, n - k);
 }
 
-typedef void opspec_float16_widen_fn(float *, const uint16_t *, int64_t);
-typedef void opspec_float16_narrow_fn(uint16_t *, const float *, int64_t);
+/* This CPU's form: 4 (x86-64-v4), 3 (x86-64-v3), 1 (the exact code), 0 not yet known.
+ * It is found at the first call, not by an ifunc resolver: a resolver runs while the
+ * loader relocates, before a sanitizer's runtime is ready, and an instrumented one
+ * crashes the ASan build at load. Two first calls at once store the same value. */
+static _Atomic int opspec_float16_tile_level;
 
-/* The form is picked at the first call, not by an ifunc resolver: a resolver runs while
- * the loader relocates, before a sanitizer's runtime is ready, and an instrumented one
- * crashes the ASan build at load. A race between two first calls stores the same
- * pointer twice. */
-static _Atomic(opspec_float16_widen_fn *) opspec_float16_widen_form;
-static _Atomic(opspec_float16_narrow_fn *) opspec_float16_narrow_form;
+static int opspec_float16_tile_form(void) {
+  int level = atomic_load_explicit(&opspec_float16_tile_level, memory_order_relaxed);
+  if (!level) {
+    __builtin_cpu_init();
+    level = __builtin_cpu_supports("x86-64-v4") ? 4 : __builtin_cpu_supports("x86-64-v3") ? 3 : 1;
+    atomic_store_explicit(&opspec_float16_tile_level, level, memory_order_relaxed);
+  }
+  return level;
+}
 
 void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n) {
-  opspec_float16_widen_fn *form = atomic_load_explicit(&opspec_float16_widen_form, memory_order_relaxed);
-  if (!form) {
-    __builtin_cpu_init();
-    form = __builtin_cpu_supports("x86-64-v4")   ? opspec_float16_widen_tile_v4
-           : __builtin_cpu_supports("x86-64-v3") ? opspec_float16_widen_tile_v3
-                                                 : opspec_float16_widen_tile_soft;
-    atomic_store_explicit(&opspec_float16_widen_form, form, memory_order_relaxed);
+  switch (opspec_float16_tile_form()) {
+    case 4:
+      opspec_float16_widen_tile_v4(dst, src, n);
+      return;
+    case 3:
+      opspec_float16_widen_tile_v3(dst, src, n);
+      return;
+    default:
+      opspec_float16_widen_tile_soft(dst, src, n);
   }
-  form(dst, src, n);
 }
 
 void opspec_float16_narrow_tile(uint16_t *dst, const float *src, int64_t n) {
-  opspec_float16_narrow_fn *form = atomic_load_explicit(&opspec_float16_narrow_form, memory_order_relaxed);
-  if (!form) {
-    __builtin_cpu_init();
-    form = __builtin_cpu_supports("x86-64-v4")   ? opspec_float16_narrow_tile_v4
-           : __builtin_cpu_supports("x86-64-v3") ? opspec_float16_narrow_tile_v3
-                                                 : opspec_float16_narrow_tile_soft;
-    atomic_store_explicit(&opspec_float16_narrow_form, form, memory_order_relaxed);
+  switch (opspec_float16_tile_form()) {
+    case 4:
+      opspec_float16_narrow_tile_v4(dst, src, n);
+      return;
+    case 3:
+      opspec_float16_narrow_tile_v3(dst, src, n);
+      return;
+    default:
+      opspec_float16_narrow_tile_soft(dst, src, n);
   }
-  form(dst, src, n);
 }
 #else
 void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n) {
