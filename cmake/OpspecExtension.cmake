@@ -288,7 +288,7 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
   set(target ${package}_opspec)
   set(ext_sources
     ${rt}/module.c ${rt}/ffi.c ${rt}/ffi_abi.c ${rt}/handler.c ${rt}/batch.c ${rt}/cpu.c ${rt}/parallel.c ${rt}/contents.c ${rt}/bfloat16.c
-    ${rt}/lowp_vector.c ${rt}/lowp_f16c.c ${rt}/lowp_tiles.c ${build_info} ${c_sources})
+    ${rt}/lowp_vector.c ${rt}/lowp_f16c.c ${rt}/lowp_tiles.c ${rt}/pages.c ${build_info} ${c_sources})
   if(SKBUILD_SABI_VERSION MATCHES "^3\\.([0-9]+)$")
     # scikit-build-core's wheel.py-api = "cp3N" on a CPython with a GIL (it leaves
     # SKBUILD_SABI_VERSION empty on a free-threaded one): module.c compiles against the

@@ -29,7 +29,7 @@ install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/runtime/include/opspec
 set(_opspec_rt ${CMAKE_CURRENT_SOURCE_DIR}/runtime/src)
 install(FILES
     ${_opspec_rt}/module.c ${_opspec_rt}/ffi.c ${_opspec_rt}/ffi_abi.c ${_opspec_rt}/handler.c ${_opspec_rt}/batch.c ${_opspec_rt}/cpu.c ${_opspec_rt}/parallel.c ${_opspec_rt}/contents.c ${_opspec_rt}/bfloat16.c
-    ${_opspec_rt}/lowp_vector.c ${_opspec_rt}/lowp_f16c.c ${_opspec_rt}/lowp_tiles.c
+    ${_opspec_rt}/lowp_vector.c ${_opspec_rt}/lowp_f16c.c ${_opspec_rt}/lowp_tiles.c ${_opspec_rt}/pages.c
     ${_opspec_rt}/ffi_cuda.c ${_opspec_rt}/cuda.cu ${_opspec_rt}/cuda_check.cu ${_opspec_rt}/cuda_check_sim.cpp
     ${_opspec_rt}/launch.c ${_opspec_rt}/cuda_sim.cpp
     ${_opspec_rt}/extension_info.c.in

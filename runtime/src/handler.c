@@ -10,6 +10,7 @@
 #include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
+#include "opspec/pages.h"
 #include "opspec/parallel.h"
 #include "opspec/registry.h"
 
@@ -374,6 +375,23 @@ static void opspec_fill_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_des
   }
 }
 
+/* Huge pages for the fresh memory a call writes, where Linux gives them on request
+ * (runtime/src/pages.c): each output that holds at least OPSPEC_HUGE_MIN_BYTES, all
+ * batch elements together, and is not an input's memory (a donated state is mapped
+ * already). A small call pays a multiply and a compare per output. */
+#define OPSPEC_HUGE_MIN_BYTES ((int64_t)2 << 20)
+
+static void opspec_advise_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
+                                  void *args, int64_t count) {
+  for (int32_t o = 0; o < op->noutputs; ++o) {
+    const int64_t elem = (int64_t)opspec_elem_size(&op->outputs[o], bound);
+    const int64_t elements = opspec_sat_mul(opspec_array_at(args, op->outputs[o].offset)->size, count);
+    if (elements < OPSPEC_HUGE_MIN_BYTES / elem || elements > INT64_MAX / elem) continue;
+    void *data = ((const XLA_FFI_Buffer *)cf->rets.rets[o])->data;
+    if (!opspec_is_input(cf, data)) opspec_advise_huge_pages(data, (size_t)(elements * elem));
+  }
+}
+
 /* Everything before the kernel runs: decoding, content checks, bfloat16 copies, scratch.
  * opspec_cpu_end undoes what it did, whether it failed or not. */
 static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_desc *op, void *args,
@@ -395,6 +413,7 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
   if (op->widens_bfloat16 && opspec_has_bfloat16(op, &c->bound) &&
       (err = opspec_widen_bfloat16(cf, op, &c->bound, &c->batch, args, &c->wide)))
     return err;
+  opspec_advise_outputs(cf, op, &c->bound, args, c->batch.count);
   const int fill = opspec_output_fill();
   if (fill >= 0) opspec_fill_outputs(cf, op, &c->bound, &c->wide, fill);
   if (c->batch.rank) opspec_batch_point(&c->batch, op, args, 0);
@@ -404,6 +423,7 @@ static XLA_FFI_Error *opspec_cpu_begin(XLA_FFI_CallFrame *cf, const opspec_op_de
     if ((err = opspec_scratch_bytes(c->frame, op, &c->bound, args, c->allocated, &bytes)) ||
         (err = opspec_host_alloc(c->frame, op->name, op->scratch[c->allocated].name, bytes, &a->data)))
       return err;
+    if (bytes >= (size_t)OPSPEC_HUGE_MIN_BYTES) opspec_advise_huge_pages(a->data, bytes);
   }
   return NULL;
 }
