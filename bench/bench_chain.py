@@ -19,7 +19,10 @@ setting (environment variables read when the process starts):
 
 - default: a block above the mmap threshold is mmapped, and unmapped when freed. The
   threshold starts at 128 KiB and rises to the size of a freed mmapped block, up to
-  32 MiB: blocks of 64 MiB are mmapped on every call;
+  32 MiB: blocks of 64 MiB are mmapped on every call. opspec's CPU handler asks for
+  transparent huge pages on its large fresh outputs (runtime/src/pages.c), so a 64 MiB
+  output of a custom call faults 32 times, not 16,384;
+- the same with OPSPEC_HUGE_PAGES=0: the custom calls' outputs on 4 KiB pages, as jnp's;
 - MALLOC_MMAP_THRESHOLD_=1 GiB, MALLOC_TRIM_THRESHOLD_=4 GiB: no change for XLA's
   64 MiB buffers, which XLA allocates on its own threads: a thread's arena (not the main
   one) serves a block of 64 MiB or more only by mmap, whatever the threshold;
@@ -62,6 +65,7 @@ ONE_ARENA = {"MALLOC_ARENA_MAX": "1"}
 KEEP_FREED = {"MALLOC_MMAP_THRESHOLD_": str(GiB), "MALLOC_TRIM_THRESHOLD_": str(4 * GiB)}
 SETTINGS = {
     "default": {},
+    "opspec huge pages off": {"OPSPEC_HUGE_PAGES": "0"},
     "threshold 1G + no trim": KEEP_FREED,
     "one arena": ONE_ARENA,
     "one arena + threshold + no trim": STEADY_MALLOC,

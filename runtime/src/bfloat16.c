@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opspec/pages.h"
+
 static int64_t opspec_widened_count;
 
 int64_t opspec_widened_arrays(void) { return __atomic_load_n(&opspec_widened_count, __ATOMIC_RELAXED); }
@@ -25,6 +27,7 @@ static XLA_FFI_Error *opspec_widen_one(XLA_FFI_CallFrame *cf, const opspec_op_de
   if (!copy)
     return opspec_error(cf, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, op->name,
                         "%s '%s': no memory for a float copy of its %zu bfloat16 elements", role, name, count);
+  opspec_advise_huge_pages(copy, count * sizeof *copy); /* fresh memory, written next (runtime/src/pages.c) */
   uint16_t *data = buf->data;
   if (!output)
     for (size_t e = 0; e < count; ++e) copy[e] = opspec_bfloat16_to_float(data[e]);

@@ -2,25 +2,27 @@
  *
  * A fresh output that XLA's allocator took from the kernel (glibc's malloc maps every
  * block above its mmap threshold, at most 32 MiB, afresh) is untouched memory: the
- * kernel's first write to each 4 KiB page faults, and the kernel zeroes the page. At
- * 16M float32 elements those 16,384 faults cost more than the loop: `relu` took 22-29
- * ms on both sides, jnp's and opspec's, against 8.6 with huge pages, where one fault
- * maps and zeroes 2 MiB (docs/performance.md, "Huge pages for fresh outputs"). Where
- * Linux gives transparent huge pages only on request (`madvise` in
- * /sys/kernel/mm/transparent_hugepage/enabled, Debian's default), the CPU handler asks
- * for them on each large output that is not an input's memory, and on large scratch
- * buffers, before the kernel writes them. `always` needs no request and `never` refuses
- * it: there, as off Linux, this does nothing. OPSPEC_HUGE_PAGES=0 in the environment
- * turns it off (read at the first call).
+ * first write to each 4 KiB page faults, and the kernel zeroes the page. At 16M float32
+ * elements those 16,384 faults cost more than the loop; with huge pages one fault maps
+ * and zeroes 2 MiB (docs/performance.md, "Huge pages for fresh outputs", measures both).
+ * Where Linux gives transparent huge pages only on request (`madvise` in
+ * /sys/kernel/mm/transparent_hugepage/enabled, as on this project's machines), the CPU
+ * handler asks for them on each large output that is not an input's memory, on large
+ * scratch buffers and on the float copies of widened bfloat16 arrays
+ * (runtime/src/bfloat16.c), before anything writes them. `always` needs no request and
+ * `never` refuses it: there, as off Linux, this does nothing. OPSPEC_HUGE_PAGES=0 (or
+ * false, off, no) in the environment turns it off (read at the first call).
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "opspec/pages.h"
 
+#include <ctype.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strncasecmp */
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -36,10 +38,22 @@ static int opspec_read_line(const char *path, char *line, size_t n) {
   return ok;
 }
 
+/* Whether an environment value says off: 0, false, off or no, in any case, with spaces
+ * around (as OPSPEC_CHECKS, runtime/python/opspec/_face.py). */
+static int opspec_env_off(const char *value) {
+  static const char *const off[] = {"0", "false", "off", "no"};
+  while (isspace((unsigned char)*value)) ++value;
+  size_t n = strlen(value);
+  while (n > 0 && isspace((unsigned char)value[n - 1])) --n;
+  for (size_t i = 0; i < sizeof off / sizeof off[0]; ++i)
+    if (n == strlen(off[i]) && strncasecmp(value, off[i], n) == 0) return 1;
+  return 0;
+}
+
 /* The size to advise in, or 0 for no advice. */
 static size_t opspec_find_huge_page_size(void) {
   const char *env = getenv("OPSPEC_HUGE_PAGES");
-  if (env && strcmp(env, "0") == 0) return 0;
+  if (env && opspec_env_off(env)) return 0;
   char line[256];
   if (!opspec_read_line("/sys/kernel/mm/transparent_hugepage/enabled", line, sizeof line) || !strstr(line, "[madvise]"))
     return 0;

@@ -2,7 +2,7 @@
  * advice, read back from the kernel's own account (/proc/self/smaps: "hg" in a mapping's
  * VmFlags is MADV_HUGEPAGE). `test_pages` expects the advice where this machine's
  * transparent_hugepage setting is `madvise` and none elsewhere; `test_pages off` runs
- * with OPSPEC_HUGE_PAGES=0 and expects none. */
+ * with OPSPEC_HUGE_PAGES=" Off " (as 0, false or no) and expects none. */
 #define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,12 +52,12 @@ static const char *thp_mode(char *word, size_t n) {
 
 int main(int argc, char **argv) {
   const int off = argc > 1 && strcmp(argv[1], "off") == 0;
-  if (off) setenv("OPSPEC_HUGE_PAGES", "0", 1); /* before the first call, which reads it */
+  if (off) setenv("OPSPEC_HUGE_PAGES", " Off ", 1); /* before the first call, which reads it */
   char mode[32];
   const int expect = strcmp(thp_mode(mode, sizeof mode), "madvise") == 0 && !off;
   const size_t huge = opspec_huge_page_size();
   printf("transparent_hugepage: %s; OPSPEC_HUGE_PAGES %s; huge page size %zu\n", mode[0] ? mode : "(unreadable)",
-         off ? "0" : "unset", huge);
+         off ? "off" : "unset", huge);
   OG_CHECK(expect ? huge >= 4096 && (huge & (huge - 1)) == 0 : huge == 0);
   const size_t page = huge ? huge : (size_t)2 << 20;
 

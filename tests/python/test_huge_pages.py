@@ -3,7 +3,7 @@ transparent huge pages only on request (`madvise`), the CPU handler asks for the
 output of at least 2 MiB that is not an input's memory, before its kernel writes it.
 Read back from the kernel's own account of the output's mapping (/proc/self/smaps: "hg"
 in VmFlags is MADV_HUGEPAGE), in a fresh process each, so that no other code's advice
-is on the memory: with OPSPEC_HUGE_PAGES unset, and set to 0 (no advice)."""
+is on the memory: with OPSPEC_HUGE_PAGES unset, and set to 0 or false (no advice)."""
 
 import os
 import pathlib
@@ -66,6 +66,7 @@ def test_large_fresh_outputs_get_huge_pages():
     assert got["small"] == "False", got
 
 
-def test_opspec_huge_pages_0_turns_it_off():
-    got = run_child("0")
+@pytest.mark.parametrize("value", ["0", " False "])
+def test_opspec_huge_pages_off(value):
+    got = run_child(value)
     assert got == {"add": "False", "relu": "False", "small": "False"}, got

@@ -11,7 +11,8 @@ extern "C" {
 
 /* Asks Linux for transparent huge pages on the whole huge pages inside `bytes` bytes at
  * `data`, memory the call is about to write: where the kernel gives them only on
- * request (`transparent_hugepage/enabled` is `madvise`) and OPSPEC_HUGE_PAGES is not 0.
+ * request (`transparent_hugepage/enabled` is `madvise`) and OPSPEC_HUGE_PAGES is not 0
+ * (or false, off, no).
  * Nothing elsewhere, or for a buffer holding no whole huge page. A hint only: a failed
  * madvise changes nothing. */
 void opspec_advise_huge_pages(void *data, size_t bytes);

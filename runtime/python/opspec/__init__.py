@@ -13,7 +13,8 @@ Environment: ``OPSPEC_CHECKS=0`` (or ``false``/``off``/``no``) starts with the i
 contents checks off, as ``set_checks(False)`` would. ``OPSPEC_PARALLEL_THRESHOLD=<work>``
 sets the parallel threshold, over the value ``python -m opspec tune`` saved for this
 machine; ``OPSPEC_CPU_POOL=opspec|xla|openmp`` where parallel loops find their helper
-threads (docs/performance.md).
+threads; ``OPSPEC_HUGE_PAGES=0`` (or ``false``/``off``/``no``) stops CPU calls asking
+Linux for huge pages on their large fresh outputs (docs/performance.md).
 """
 
 from typing import TYPE_CHECKING, Any
