@@ -13,7 +13,7 @@ static __global__ void opspec_block_sum_reduce(const opspec_block_sum_args opspe
   const T *OPSPEC_RESTRICT x = (const T *)opspec_args.x.data;
   T *OPSPEC_RESTRICT block_sums = (T *)opspec_args.block_sums.data;
   const int64_t n = opspec_args.n;
-#line 28 "specs/block_sum.yaml"
+#line 41 "specs/block_sum.yaml"
       extern __shared__ unsigned char opspec_shared[];
       T *shared = (T *)opspec_shared;
       const int tx = threadIdx.x;

@@ -167,7 +167,7 @@ _op_block_sum = _Op(
     },
     bytes=lambda s: s["n"] * s["T"] + -(-(s["n"]) // (256)) * s["T"],
     flops=lambda s: s["n"],
-    fingerprint="1007e9413b945b60",
+    fingerprint="89f9fb0a9e418bb2",
 )
 
 

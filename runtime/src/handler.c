@@ -376,19 +376,22 @@ static void opspec_fill_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_des
 }
 
 /* Huge pages for the fresh memory a call writes, where Linux gives them on request
- * (runtime/src/pages.c): each output that holds at least OPSPEC_HUGE_MIN_BYTES, all
- * batch elements together, and is not an input's memory (a donated state is mapped
- * already). A small call pays a multiply and a compare per output. */
+ * (runtime/src/pages.c): each output of at least OPSPEC_HUGE_MIN_BYTES, all batch
+ * elements together, that is not an input's memory (a donated state is mapped already).
+ * A small call pays two multiplies and a compare per output (no division: an idiv was a
+ * tenth of a small call's time, above). */
 #define OPSPEC_HUGE_MIN_BYTES ((int64_t)2 << 20)
 
 static void opspec_advise_outputs(const XLA_FFI_CallFrame *cf, const opspec_op_desc *op, const opspec_bound *bound,
                                   void *args, int64_t count) {
   for (int32_t o = 0; o < op->noutputs; ++o) {
     const int64_t elem = (int64_t)opspec_elem_size(&op->outputs[o], bound);
-    const int64_t elements = opspec_sat_mul(opspec_array_at(args, op->outputs[o].offset)->size, count);
-    if (elements < OPSPEC_HUGE_MIN_BYTES / elem || elements > INT64_MAX / elem) continue;
+    int64_t bytes;
+    if (__builtin_mul_overflow(opspec_array_at(args, op->outputs[o].offset)->size, count, &bytes) ||
+        __builtin_mul_overflow(bytes, elem, &bytes) || bytes < OPSPEC_HUGE_MIN_BYTES)
+      continue; /* small, or past int64, which no buffer XLA allocated is */
     void *data = ((const XLA_FFI_Buffer *)cf->rets.rets[o])->data;
-    if (!opspec_is_input(cf, data)) opspec_advise_huge_pages(data, (size_t)(elements * elem));
+    if (!opspec_is_input(cf, data)) opspec_advise_huge_pages(data, (size_t)bytes);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "opspec/bfloat16.h"
 #include "opspec/cpu.h"
 #include "opspec/ffi.h"
+#include "opspec/pages.h"
 #include "opspec/parallel.h"
 #include "opspec/registry.h"
 #ifdef OPSPEC_WITH_CUDA_SIM
@@ -374,7 +375,17 @@ static PyMethodDef opspec_py_methods[] = {
  * handlers that read it without the GIL on every Python. Py_mod_gil exists from 3.13 on
  * (and in the limited API from 3.13), hence the guard; an abi3 build for 3.11 lacks it and
  * cannot load on a free-threaded Python anyway. */
+/* At import, on the importing thread: reads OPSPEC_HUGE_PAGES and the kernel's huge page
+ * setting once (runtime/src/pages.c), as the other knobs are read at import, rather than
+ * on an XLA thread at the first large call. */
+static int opspec_py_exec(PyObject *module) {
+  (void)module;
+  (void)opspec_huge_page_size();
+  return 0;
+}
+
 static PyModuleDef_Slot opspec_py_slots[] = {
+    {Py_mod_exec, (void *)opspec_py_exec},
 #ifdef Py_mod_gil
     {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif

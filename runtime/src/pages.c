@@ -11,7 +11,8 @@
  * scratch buffers and on the float copies of widened bfloat16 arrays
  * (runtime/src/bfloat16.c), before anything writes them. `always` needs no request and
  * `never` refuses it: there, as off Linux, this does nothing. OPSPEC_HUGE_PAGES=0 (or
- * false, off, no) in the environment turns it off (read at the first call).
+ * false, off, no) in the environment turns it off: read once, when the package is
+ * imported (runtime/src/module.c), or at the first call by code without the module.
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "opspec/pages.h"
