@@ -64,6 +64,9 @@ outs = {
     "relu": jax.jit(opspec.ops.relu)(y),
     "vmap": jax.jit(jax.vmap(opspec.ops.relu))(rows),
 }
+# The calls run asynchronously: a buffer's pointer is known before its kernel (and the
+# advice) has run.
+jax.block_until_ready(outs)
 for name, out in outs.items():
     print(name, advised(first_whole_page(out)))
 
