@@ -368,13 +368,6 @@ static PyMethodDef opspec_py_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* Free-threaded Python (3.13t, 3.14t) keeps the GIL enabled for a module that does not say
- * it can do without. This one can: it keeps no Python state, and the native state its
- * functions read and set (thread cap, threshold, pool, checks switch, the simulator's
- * device count and launch log) is atomic or locked already, because XLA's threads run the
- * handlers that read it without the GIL on every Python. Py_mod_gil exists from 3.13 on
- * (and in the limited API from 3.13), hence the guard; an abi3 build for 3.11 lacks it and
- * cannot load on a free-threaded Python anyway. */
 /* At import, on the importing thread: reads OPSPEC_HUGE_PAGES and the kernel's huge page
  * setting once (runtime/src/pages.c), as the other knobs are read at import, rather than
  * on an XLA thread at the first large call. */
@@ -384,6 +377,13 @@ static int opspec_py_exec(PyObject *module) {
   return 0;
 }
 
+/* Free-threaded Python (3.13t, 3.14t) keeps the GIL enabled for a module that does not say
+ * it can do without. This one can: it keeps no Python state, and the native state its
+ * functions read and set (thread cap, threshold, pool, checks switch, the simulator's
+ * device count and launch log) is atomic or locked already, because XLA's threads run the
+ * handlers that read it without the GIL on every Python. Py_mod_gil exists from 3.13 on
+ * (and in the limited API from 3.13), hence the guard; an abi3 build for 3.11 lacks it and
+ * cannot load on a free-threaded Python anyway. */
 static PyModuleDef_Slot opspec_py_slots[] = {
     {Py_mod_exec, (void *)opspec_py_exec},
 #ifdef Py_mod_gil
