@@ -470,3 +470,33 @@ def test_an_op_called_at_shutdown_works_or_names_itself():
                 f"late {name}: ShutdownError: opspec.ops.{name}: cannot run while the Python interpreter shuts down"
             ), line
     assert issubclass(ShutdownError, ImportError)
+
+
+def test_a_failure_inside_jax_at_shutdown_names_the_op(monkeypatch):
+    """At shutdown a module Python has torn down may leave None where JAX calls one of its
+    functions (a TypeError, seen on jax 0.11.2 with its CUDA plugin loaded): the call
+    raises ShutdownError naming the op and the cause. Before shutdown the same failure
+    stays what it is, and so does an argument error at shutdown."""
+    x = jnp.ones(3, jnp.float32)
+    opspec.ops.add(x, x)  # JAX's lazy imports done before sys.meta_path goes
+
+    class TornDown:
+        def bind(self, *args):
+            raise TypeError("'NoneType' object is not callable")
+
+    monkeypatch.setattr(sys.modules["opspec._runtime"], "_primitive", TornDown())
+    with pytest.raises(TypeError, match="NoneType"):
+        opspec.ops.add(x, x)
+    saved, sys.meta_path = sys.meta_path, None
+    try:
+        with pytest.raises(ShutdownError) as late:
+            opspec.ops.add(x, x)
+        with pytest.raises(OpError) as wrong:
+            opspec.ops.add(x, jnp.ones(4, jnp.float32))
+    finally:
+        sys.meta_path = saved
+    assert str(late.value).startswith(
+        "opspec.ops.add: cannot run while the Python interpreter shuts down (JAX failed in a module "
+        "already torn down: TypeError: 'NoneType' object is not callable)"
+    ), late.value
+    assert not isinstance(wrong.value, ShutdownError)
