@@ -159,19 +159,15 @@ def call(op: Op, args: tuple, attrs: dict, backend: str | None = None) -> Any:
         _check_backend(op, backend, arrays)
         binding = bind(op, [x.shape for x in arrays], [x.dtype for x in arrays], attrs)
         results = _primitive.bind(binding, arrays, backend)
-    except Exception as e:
+    except ImportError as e:
         # At interpreter shutdown (sys.meta_path is None) JAX's and NumPy's own lazy
-        # imports fail, and a module Python has already torn down leaves None where JAX
-        # calls a function of it (a TypeError, seen with jax 0.11.2 and its CUDA plugin
-        # loaded): say which op could not run instead. The op's own argument errors stay.
-        if sys.meta_path is not None or isinstance(e, (ShutdownError, OpError)):
+        # imports fail; say which op could not run instead of a bare ImportError.
+        if sys.meta_path is not None or isinstance(e, ShutdownError):
             raise
-        why = f"JAX can no longer import what the call needs: {e}"
-        if not isinstance(e, ImportError):
-            why = f"JAX failed in a module already torn down: {type(e).__name__}: {e}"
         raise ShutdownError(
             f"{op.package}.ops.{op.name}: cannot run while the Python interpreter shuts down "
-            f"({why}); call it before exit, from an atexit handler for instance"
+            f"(JAX can no longer import what the call needs: {e}); call it before exit, "
+            "from an atexit handler for instance"
         ) from None
     return results[0] if len(results) == 1 else tuple(results)
 
