@@ -112,12 +112,28 @@ def test_bad_ops_and_values_raise_errors_naming_them(knobs):
         opspec.set_parallel_threshold(1.5)
     with pytest.raises(TypeError, match="expected an integer"):
         opspec.set_parallel_threshold(True)
+    with pytest.raises(
+        TypeError, match=r"^opspec.set_cpu_threads: expected an integer \(threads; 0 for the default\), got 'a'"
+    ):
+        opspec.set_cpu_threads("a")
+    with pytest.raises(TypeError, match=r"^opspec.set_cpu_threads: expected an integer .*got 1.5 \(float\)"):
+        opspec.set_cpu_threads(1.5)
+    with pytest.raises(
+        ValueError, match=r"^opspec.set_cpu_threads: expected 0 \(the default\) or a number of threads, got -3"
+    ):
+        opspec.set_cpu_threads(-3)
     assert opspec._opspec.op_parallel_threshold("add") == 0  # nothing was set
 
 
 def test_values_below_one_become_one_and_integral_floats_count(knobs):
     opspec.set_parallel_threshold(-5, op="relu")
     assert opspec.parallel_threshold(op="relu") == 1
+    opspec.set_parallel_threshold(-(2**70))
+    assert opspec.parallel_threshold() == 1
+    opspec.set_parallel_threshold(2**63, op="relu")  # past int64: the largest value
+    assert opspec.parallel_threshold(op="relu") == 2**63 - 1
+    opspec.set_parallel_threshold(1e30)
+    assert opspec.parallel_threshold() == 2**63 - 1
     opspec.set_parallel_threshold(4096.0, op="relu")
     assert opspec.parallel_threshold(op="relu") == 4096
     opspec.set_parallel_threshold(np.int64(777))
@@ -176,6 +192,9 @@ def test_saved_op_thresholds_are_applied_at_import(tmp_path):
     # The environment's threshold wins over the whole file: no op starts with its own.
     out = run_python(PROBE, tmp_path, OPSPEC_PARALLEL_THRESHOLD="777")
     assert out == ["777", "777", "777"] + ["environment (OPSPEC_PARALLEL_THRESHOLD)"] * 2
+    big = str(2**70)  # past int64: the largest value, not a failed import
+    out = run_python(PROBE, tmp_path, OPSPEC_PARALLEL_THRESHOLD=big)
+    assert out == [str(2**63 - 1)] * 3 + ["environment (OPSPEC_PARALLEL_THRESHOLD)"] * 2
 
 
 def test_a_user_package_applies_its_own_entry_of_the_saved_file(tmp_path, reading_package):

@@ -81,8 +81,17 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
     def set_cpu_threads(n: int) -> None:
         """Caps the threads a parallel loop of the package's CPU kernels may use, the
         calling thread included (0 restores the default: OpenMP's, the CPUs this process
-        may run on)."""
-        native.set_cpu_threads(int(n))
+        may run on). `n` is an integer (a float with an integer value is taken), else a
+        TypeError; a negative one is a ValueError."""
+        where = f"{package}.set_cpu_threads"
+        count = _tune.as_integer(n)
+        if count is None:
+            raise TypeError(
+                f"{where}: expected an integer (threads; 0 for the default), got {n!r} ({type(n).__name__})"
+            )
+        if count < 0:
+            raise ValueError(f"{where}: expected 0 (the default) or a number of threads, got {count}")
+        native.set_cpu_threads(min(count, 65535))  # more threads than CPUs: all of them
 
     def op_name(op: Any) -> str:
         """The name of `op` (a name, or an op function of the package's ``ops``), checked
@@ -91,7 +100,8 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
 
     def set_parallel_threshold(work: int | None, op: Any = None) -> None:
         """Sets the work at which the package's portable CPU kernels go parallel, for this
-        process, over the value it started with (values below 1 become 1). Work counts
+        process, over the value it started with (values below 1 become 1, above 2**63 - 1
+        become 2**63 - 1). Work counts
         elements: the larger of a call's loop trips, its largest buffer's elements and
         its spec's ``bytes:`` / 12 and ``flops:`` / 2 (docs/performance.md, "Work, not
         trips").
@@ -106,7 +116,7 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
             return
         name = op_name(op)
         where = f"{package}.set_parallel_threshold(op={name!r})"
-        native.set_op_parallel_threshold(name, 0 if work is None else max(1, _tune.work_value(work, where)))
+        native.set_op_parallel_threshold(name, 0 if work is None else _tune.work_value(work, where))
 
     def parallel_threshold(op: Any = None) -> int:
         """The work (elements) at which the package's portable CPU kernels go parallel;

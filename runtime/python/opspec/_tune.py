@@ -41,6 +41,7 @@ READ_FORMATS = (1, 2)
 MARGIN = 1.10
 # The threshold saved when more threads never won: loops stay serial.
 NEVER = 2**62
+MAX_WORK = 2**63 - 1  # the runtime holds work in an int64: a larger value becomes this
 
 # package -> where its threshold came from ("environment", the cache file, "default").
 SOURCES: dict[str, str] = {}
@@ -73,7 +74,7 @@ def _positive_int(value: Any) -> int | None:
         n = int(value)
     except (TypeError, ValueError):
         return None
-    return n if n >= 1 else None
+    return min(n, MAX_WORK) if n >= 1 else None
 
 
 def saved_data(path: str | None = None) -> dict | None:
@@ -112,16 +113,25 @@ def saved_op_thresholds(package: str, path: str | None = None) -> dict[str, int]
     return _op_thresholds_in(saved_data(path), package)
 
 
+def as_integer(value: Any) -> int | None:
+    """`value` as an int where it is an integer (not a bool) or a float with an integer
+    value; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def work_value(work: Any, where: str) -> int:
-    """`work` as an int (an integer, or a float with an integer value); TypeError naming
-    `where` otherwise."""
-    if not isinstance(work, bool):
-        if isinstance(work, float) and work.is_integer():
-            return int(work)
-        try:
-            return operator.index(work)
-        except TypeError:
-            pass
+    """`work` (an integer, or a float with an integer value) as an int from 1 to MAX_WORK:
+    smaller values become 1, larger ones MAX_WORK; TypeError naming `where` otherwise."""
+    value = as_integer(work)
+    if value is not None:
+        return max(1, min(value, MAX_WORK))
     raise TypeError(f"{where}: expected an integer (elements of work), got {work!r} ({type(work).__name__})")
 
 
