@@ -257,9 +257,13 @@ function(_opspec_add_extension package specs_dir gen_dir with_cuda with_cuda_sim
 
   # How the extension was built, for <package>.build_info().
   set(OPSPEC_BI_PACKAGE ${package})
+  # pip's build (scikit-build-core) and `opspec dev` give pyproject.toml's version, which
+  # wins over project(... VERSION ...), as it does for the wheel's metadata.
   set(OPSPEC_BI_PACKAGE_VERSION "${PROJECT_VERSION}")
   if(DEFINED SKBUILD_PROJECT_VERSION_FULL)
     set(OPSPEC_BI_PACKAGE_VERSION "${SKBUILD_PROJECT_VERSION_FULL}")
+  elseif(DEFINED OPSPEC_PACKAGE_VERSION)
+    set(OPSPEC_BI_PACKAGE_VERSION "${OPSPEC_PACKAGE_VERSION}")
   endif()
   set(OPSPEC_BI_OPSPEC_VERSION "${OPSPEC_VERSION}")
   set(OPSPEC_BI_JAXLIB_VERSION "${OPSPEC_JAXLIB_VERSION}")

@@ -320,6 +320,23 @@ def test_a_negative_dim_names_the_attribute():
         opspec.ops.csr_rmatvec(*csr(), n=-1)
 
 
+@pytest.mark.parametrize("k", [-1, 2**62])
+def test_a_literal_dim_beside_a_bad_one_still_names_the_attribute(k):
+    # An output of shape [2, k]: the literal 2 reads no argument (it once failed with an
+    # AttributeError while the error looked for the arguments its dims read).
+    record = Op(
+        name="pair_test",
+        inputs=(Array("x", "float32", ("n",)),),
+        outputs=(Array("out", "float32", (2, "k")),),
+        types={},
+        attrs=(Attr("k", "int64"),),
+        vmap_method="native",
+        aliases={},
+    )
+    with pytest.raises(OpError, match=rf"^opspec\.ops\.pair_test: attribute 'k': expected output 'out' .*got k = {k}"):
+        call(record, (jnp.zeros(4, jnp.float32),), {"k": k})
+
+
 def test_input_shapes_that_make_an_output_too_big_name_the_inputs():
     # No shipped op's output outgrows its inputs without an attribute: an outer product,
     # C[m, n] from A[m, k] and B[k, n], as a user package could declare it, whose two

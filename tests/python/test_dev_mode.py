@@ -31,9 +31,11 @@ def test_opspec_dev_rebuilds_only_the_edited_op(tmp_path):
     project = tmp_path / "devpkg"
     write_package(project, "devpkg", {"add": ADD_A, "clamp": CLAMP_B})
     # A pip-installed devpkg elsewhere on the path must not win over build/dev.
-    r = dev(project, sys.executable, "-c", CHECK)
+    # pyproject.toml's version, as pip's build would give it (the CMake project names none).
+    (project / "pyproject.toml").write_text('[project]\nname = "devpkg"\nversion = "2.5.1"\n')
+    r = dev(project, sys.executable, "-c", CHECK + "; print(devpkg.__version__, devpkg.build_info()['version'])")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.strip() == "[2. 2. 2.]"
+    assert r.stdout.split("\n")[:2] == ["[2. 2. 2.]", "2.5.1 2.5.1"], r.stdout
     assert "opspec dev: configuring" in r.stderr and "(CPU only)" in r.stderr
     cache = (project / "build" / "dev" / "CMakeCache.txt").read_text()
     assert "OPSPEC_CUDA:UNINITIALIZED=OFF" in cache and "OPSPEC_CUDA_SIM:UNINITIALIZED=OFF" in cache

@@ -88,8 +88,10 @@ class Binding:
                         )
                     out.append(int(value) if isinstance(value, (int, np.integer)) else value)
                     names.extend(reads)
+                elif isinstance(dim, int):
+                    out.append(dim)  # a literal dim: no argument to name
                 else:
-                    out.append(dim if isinstance(dim, int) else scope[dim])
+                    out.append(scope[dim])
                     names.append(dim)
             dtype = self.types[spec.dtype] if spec.dtype in self.types else np.dtype(spec.dtype)
             self._check_size(spec.name, tuple(out), dtype, len(batch), lambda names=names: self._from(names, scope))

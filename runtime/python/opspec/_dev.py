@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 from opspec import _sanitize
 from opspec._paths import cmake_dir
@@ -42,6 +43,17 @@ STEP = re.compile(r"^\[\d+/\d+\] (.*)$")
 
 def say(message: str) -> None:
     print(f"opspec dev: {message}", file=sys.stderr, flush=True)
+
+
+def project_version(project: pathlib.Path) -> str | None:
+    """The static `version` of `project`'s pyproject.toml, or None (no file, no such key,
+    a dynamic version, or a file tomllib cannot read)."""
+    try:
+        with open(project / "pyproject.toml", "rb") as f:
+            version = tomllib.load(f).get("project", {}).get("version")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return version if isinstance(version, str) else None
 
 
 def configure_args(
@@ -60,6 +72,11 @@ def configure_args(
     ]
     if sanitize:
         args.append("-DOPSPEC_SANITIZE=ON")
+    # The package's version as pip's build gives it (scikit-build-core reads the same key),
+    # for <package>.__version__ and build_info() under develop mode too.
+    version = project_version(project)
+    if version is not None:
+        args.append(f"-DOPSPEC_PACKAGE_VERSION={version}")
     return args
 
 
