@@ -152,10 +152,11 @@ static void og_check_arrays(const og_op *op, const og_array *arrays, size_t n, o
   for (size_t i = 0; i < op->ninputs; ++i) input_ellipsis |= op->inputs[i].has_ellipsis;
   for (size_t i = 0; i < n; ++i) {
     const og_array *a = &arrays[i];
-    if (a->role != OG_INPUT && a->has_ellipsis && !input_ellipsis)
-      og_diag_error(d, a->loc, "'%s' has a '...' dim but no input does, so its size is unknown", a->name);
+    /* One error per mistake: a scratch buffer never takes '...', whatever the inputs. */
     if (a->role == OG_SCRATCH && a->has_ellipsis)
       og_diag_error(d, a->loc, "scratch buffer '%s' may not have a '...' dim", a->name);
+    else if (a->role != OG_INPUT && a->has_ellipsis && !input_ellipsis)
+      og_diag_error(d, a->loc, "'%s' has a '...' dim but no input does, so its size is unknown", a->name);
     for (size_t j = 0; j < a->ndims; ++j) og_check_expr(op, a->dims[j].expr, OG_SCOPE_SHAPE, "shape", d);
   }
 }
