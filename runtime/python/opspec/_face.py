@@ -101,10 +101,9 @@ def _functions(package: str, native: ModuleType) -> list[Callable]:
     def set_parallel_threshold(work: int | None, op: Any = None) -> None:
         """Sets the work at which the package's portable CPU kernels go parallel, for this
         process, over the value it started with (values below 1 become 1, above 2**63 - 1
-        become 2**63 - 1). Work counts
-        elements: the larger of a call's loop trips, its largest buffer's elements and
-        its spec's ``bytes:`` / 12 and ``flops:`` / 2 (docs/performance.md, "Work, not
-        trips").
+        become 2**63 - 1). Work counts elements: the larger of a call's loop trips, its
+        largest buffer's elements and its spec's ``bytes:`` / 12 and ``flops:`` / 2
+        (docs/performance.md, "Work, not trips").
 
         With ``op`` (an op's name, or the op function, e.g. ``ops.softmax``) it sets that
         op's own threshold instead, which its calls use in place of the package's (a raw
