@@ -132,6 +132,10 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
     )
     body_loops = body_has_loop(source.parent / source.name.replace("_cpu.c", "_body.inc"))
     lowp = "#define OPSPEC_CPU_LOWP" in source.read_text()
+    # A float16 variant on row spans (generator/plan/spans.h) has loops of its own around the
+    # body's: over a block's rows to find the spans, and over the rows. The body's loops
+    # (the spans' and a row's fallback, reported at the body's lines) are the ones to vectorise.
+    spans = "#define OPSPEC_CPU_SPANS" in source.read_text()
     loops: list[Loop] = []
     pending: list[Loop] = []  # the current function's loops, until its closing note
     current: Loop | None = None
@@ -171,7 +175,10 @@ def report(source: pathlib.Path, cc: str, includes: list[str], extra: list[str],
                     loop.reasons = [
                         "in-order (fold-left) reduction: C forbids reassociating it; `fastmath: true` allows it"
                     ]
-            if portable and not body_loops:
+            if portable and not body_loops and spans and dtype == "float16":
+                for lp in merged.values():
+                    lp.required = lp.required and "_cpu.c:" not in lp.where
+            elif portable and not body_loops:
                 # Launch loops: only the innermost (the last reported of the function) counts.
                 launch = [lp for lp in merged.values()]
                 for lp in launch[:-1]:

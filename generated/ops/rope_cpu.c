@@ -18,13 +18,14 @@
 #define OPSPEC_LOAD_T      OPSPEC_SAME
 #define OPSPEC_STORE_T     OPSPEC_SAME
 #include "ops/rope_cpu.c"
-/* rope on CPU, T = float16, computed in float, converting each element in the loop (opspec/lowp.h). */
+/* rope on CPU, T = float16, computed in float on F16C spans of its rows (generator/plan/spans.h). */
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_float16
 #define OPSPEC_CPU_T       float
 #define OPSPEC_STORAGE_T   uint16_t
 #define OPSPEC_LOAD_T      opspec_load_float16
 #define OPSPEC_STORE_T     opspec_store_float16
 #define OPSPEC_CPU_LOWP    1
+#define OPSPEC_CPU_SPANS   1
 #include "ops/rope_cpu.c"
 /* rope on CPU, T = bfloat16, computed in float, converting each element in the loop (opspec/lowp.h). */
 #define OPSPEC_CPU_VARIANT opspec_rope_cpu_bfloat16
@@ -54,11 +55,80 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
   const int64_t heads = opspec_args->heads;
   const int64_t dim = opspec_args->dim;
   const int64_t half = opspec_args->half;
+#ifdef OPSPEC_CPU_SPANS
+  /* The rows a block at a time (generator/plan/spans.h): each float16 input's elements
+   * over the block widened once into a float span, the rows run on the spans, each
+   * output's span narrowed once after. A block grows while every span fits its part of
+   * OPSPEC_CPU_SPAN_FLOATS and an output's slices follow one another; a row that fits
+   * no span runs converting in its loop. */
+  if (half <= 0) return;
+  _Alignas(64) float opspec_x_span[OPSPEC_CPU_SPAN_FLOATS / 4];
+  _Alignas(64) float opspec_cosines_span[OPSPEC_CPU_SPAN_FLOATS / 4];
+  _Alignas(64) float opspec_sines_span[OPSPEC_CPU_SPAN_FLOATS / 4];
+  _Alignas(64) float opspec_out_span[OPSPEC_CPU_SPAN_FLOATS / 4];
+  int64_t opspec_rows_end = opspec_begin;
+  for (int64_t opspec_row = opspec_begin; opspec_row < opspec_end; opspec_row = opspec_rows_end) {
+    opspec_span opspec_x_at = OPSPEC_SPAN_EMPTY;
+    opspec_span opspec_cosines_at = OPSPEC_SPAN_EMPTY;
+    opspec_span opspec_sines_at = OPSPEC_SPAN_EMPTY;
+    opspec_span opspec_out_at = OPSPEC_SPAN_EMPTY;
+    for (; opspec_rows_end < opspec_end; ++opspec_rows_end) {
+      const int64_t i = opspec_rows_end;
+#line 27 "specs/rope.yaml"
+  const int64_t position = (i / heads) % seq;
+#line 80 "generated/ops/rope_cpu.c"
+      opspec_span opspec_x_next = opspec_x_at;
+      opspec_span opspec_cosines_next = opspec_cosines_at;
+      opspec_span opspec_sines_next = opspec_sines_at;
+      opspec_span opspec_out_next = opspec_out_at;
+      opspec_span_read(&opspec_cosines_next, position * half, half);
+      opspec_span_read(&opspec_sines_next, position * half, half);
+      opspec_span_read(&opspec_x_next, i * dim, half);
+      opspec_span_read(&opspec_x_next, i * dim + half, half);
+      opspec_span_write(&opspec_out_next, i * dim, half);
+      opspec_span_write(&opspec_out_next, i * dim + half, half);
+      if (!opspec_span_fits(&opspec_x_next, OPSPEC_CPU_SPAN_FLOATS / 4)) break;
+      if (!opspec_span_fits(&opspec_cosines_next, OPSPEC_CPU_SPAN_FLOATS / 4)) break;
+      if (!opspec_span_fits(&opspec_sines_next, OPSPEC_CPU_SPAN_FLOATS / 4)) break;
+      if (!opspec_span_fits(&opspec_out_next, OPSPEC_CPU_SPAN_FLOATS / 4)) break;
+      opspec_x_at = opspec_x_next;
+      opspec_cosines_at = opspec_cosines_next;
+      opspec_sines_at = opspec_sines_next;
+      opspec_out_at = opspec_out_next;
+    }
+    if (opspec_rows_end == opspec_row) {
+      /* A row that fits no span: its elements converted in its loop. */
+      for (int64_t i = opspec_row; i < opspec_row + 1; ++i)
+#pragma omp simd
+        for (int64_t j = 0; j < half; ++j) {
+#include "ops/rope_body.inc"
+        }
+      ++opspec_rows_end;
+      continue;
+    }
+    opspec_span_widen(opspec_x_span, x, opspec_x_at);
+    opspec_span_widen(opspec_cosines_span, cosines, opspec_cosines_at);
+    opspec_span_widen(opspec_sines_span, sines, opspec_sines_at);
+    for (int64_t i = opspec_row; i < opspec_rows_end; ++i) {
+#line 27 "specs/rope.yaml"
+  const int64_t position = (i / heads) % seq;
+#line 116 "generated/ops/rope_cpu.c"
+#pragma omp simd
+      for (int64_t j = 0; j < half; ++j) {
+#define OPSPEC_CPU_IN_SPANS 1
+#include "ops/rope_body.inc"
+#undef OPSPEC_CPU_IN_SPANS
+      }
+    }
+    opspec_span_narrow(out, opspec_out_span, opspec_out_at);
+  }
+#else
   for (int64_t i = opspec_begin; i < opspec_end; ++i)
 #pragma omp simd
     for (int64_t j = 0; j < half; ++j) {
 #include "ops/rope_body.inc"
     }
+#endif
 }
 #undef OPSPEC_CPU_VARIANT
 #undef OPSPEC_CPU_T
@@ -66,4 +136,5 @@ OPSPEC_CPU_CLONES static void OPSPEC_CPU_VARIANT(const void *opspec_argp, int64_
 #undef OPSPEC_LOAD_T
 #undef OPSPEC_STORE_T
 #undef OPSPEC_CPU_LOWP
+#undef OPSPEC_CPU_SPANS
 #endif

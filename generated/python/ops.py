@@ -1054,7 +1054,7 @@ _op_rope = _Op(
     independent=("...", "seq", "heads"),
     bytes=lambda s: 2 * s["x_size"] * s["T"] + 2 * s["seq"] * s["half"] * s["T"],
     flops=lambda s: 3 * s["x_size"],
-    fingerprint="a8221a0f1881b061",
+    fingerprint="8e08a7be4d88c161",
 )
 
 

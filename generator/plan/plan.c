@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan/lowp.h"
+#include "plan/spans.h"
 #include "util/c_idents.h"
 
 /* Whether the innermost launch loop gets `#pragma omp simd`: when it is the innermost
@@ -54,4 +55,7 @@ void og_plan_op(const og_op *op, og_op_plan *plan) {
     for (size_t i = 0; i < counts[l]; ++i) bf16 |= lists[l][i].typevar < 0 && !strcmp(lists[l][i].dtype, "bfloat16");
   plan->widens_bfloat16 = bf16 && !plan->cpu_lowp;
   plan->cpu_tiles = og_tiles_plan(op, plan, &plan->tiles);
+  og_spans spans; /* the renderer plans them again for their details, as it rewrites the body again */
+  plan->cpu_spans = og_spans_plan(op, plan, &spans);
+  og_spans_free(&spans);
 }

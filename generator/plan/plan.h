@@ -23,6 +23,7 @@ typedef struct og_op_plan {
   bool widens_bfloat16; /* the CPU handler widens the call's bfloat16 arrays to float copies */
   bool cpu_tiles;       /* float16 variants run the float32 kernel on F16C tiles (plan/tiles.h) */
   og_tiles tiles;       /* where cpu_tiles: each input's and output's part in them */
+  bool cpu_spans;       /* float16 variants of a 2-D launch run their rows on F16C spans (plan/spans.h) */
 } og_op_plan;
 
 /* Plans `op`: fills every field of `plan`. */

@@ -11,6 +11,7 @@
 #include "render/ctx_kernels.h"
 
 #include "plan/lowp.h"
+#include "plan/spans.h"
 #include "plan/tiles.h"
 #include "render/c_text.h"
 #include "util/c_idents.h"
@@ -326,6 +327,55 @@ static og_value *og_cpu_tiled(const og_op *op, const og_tiles *tiles, const size
   return t;
 }
 
+/* The float16 row spans of a 2-D kernel (plan/spans.h), in `v`: span_arrays {name,
+ * input}, span_part (each array's share of OPSPEC_CPU_SPAN_FLOATS), span_reads and
+ * span_writes {name, base}, span_extent (the inner loop's bound), span_constants (the
+ * body's leading constants, an og_spec_block) and span_body (the body on the spans). */
+static void og_cpu_spans(const og_op *op, const og_op_plan *plan, og_value *v) {
+  og_spans spans;
+  if (!og_spans_plan(op, plan, &spans)) return;
+  og_value *arrays = og_value_list(), *reads = og_value_list(), *writes = og_value_list();
+  const og_array *all[OPSPEC_MAX_INPUTS + OPSPEC_MAX_OUTPUTS];
+  for (size_t a = 0; a < op->ninputs + op->noutputs; ++a)
+    all[a] = a < op->ninputs ? &op->inputs[a] : &op->outputs[a - op->ninputs];
+  for (size_t a = 0; a < spans.narrays; ++a) {
+    og_value *rec = og_value_map();
+    og_map_set_str(rec, "name", all[spans.arrays[a]]->name);
+    og_map_set_bool(rec, "input", all[spans.arrays[a]]->role == OG_INPUT);
+    og_list_push(arrays, rec);
+  }
+  for (size_t l = 0; l < 2; ++l)
+    for (size_t k = 0; k < (l ? spans.nwrites : spans.nreads); ++k) {
+      const og_span_slice *slice = l ? &spans.writes[k] : &spans.reads[k];
+      og_value *rec = og_value_map();
+      og_map_set_str(rec, "name", all[slice->array]->name);
+      og_map_set_str(rec, "base", slice->base);
+      og_list_push(l ? writes : reads, rec);
+    }
+  og_map_set(v, "span_arrays", arrays);
+  og_map_set_int(v, "span_part", (int64_t)spans.narrays);
+  og_map_set(v, "span_reads", reads);
+  og_value *unread = og_value_list();
+  for (size_t u = 0; u < spans.nunread; ++u) og_list_push(unread, og_value_str(spans.unread[u]));
+  og_map_set(v, "span_unread", unread);
+
+  og_map_set(v, "span_writes", writes);
+  const og_expr *extent = op->launch.extents[1];
+  og_map_set(v, "span_extent", og_expr_is_atom(extent) ? og_c_expr(extent) : og_value_str("opspec_n1"));
+  og_map_set_bool(v, "has_span_constants", spans.hoisted_end > 0);
+  if (spans.hoisted_end) {
+    og_body b = op->kernel;
+    char *text = og_xstrndup(op->kernel.text, spans.hoisted_end);
+    b.text = text;
+    og_map_set(v, "span_constants", og_spec_block(op, &b));
+    free(text);
+  }
+  og_body b = op->kernel;
+  b.text = (char *)og_buf_str(&spans.body);
+  og_map_set(v, "span_body", og_spec_block(op, &b));
+  og_spans_free(&spans);
+}
+
 static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_idents used = {0}, stored = {0}; /* type variables the code names; those only its 2-byte arrays' storage does */
   const og_body *body = og_plan_cpu_body(op);
@@ -341,6 +391,8 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
   og_map_set(v, "cpu_locals", locals);
   og_map_set_bool(v, "cpu_portable", portable);
   if (portable) og_cpu_loops(op, plan, v);
+  og_map_set_bool(v, "cpu_spans", plan->cpu_spans);
+  if (plan->cpu_spans) og_cpu_spans(op, plan, v);
   /* A portable kernel runs a range of its launch (opspec_cpu_range_kernel); a raw `cpu:`
    * body is a whole call (opspec_cpu_kernel). */
   og_map_set(v, "cpu_kernel_type", og_value_str(portable ? "opspec_cpu_range_kernel" : "opspec_cpu_kernel"));
@@ -375,12 +427,20 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
       og_buf_free(&twin_fn);
     }
     bool lowp = plan->cpu_lowp && (bf16 || f16);
+    bool spanned = lowp && plan->cpu_spans && og_spans_variant(op, pick);
     if (lowp) {
       og_value *pair = og_value_map();
       og_map_set_str(pair, "name", "OPSPEC_CPU_LOWP");
       og_map_set_str(pair, "value", "1");
       og_list_push(typedefs, pair);
-      og_buf_puts(&comment, ", computed in float, converting each element in the loop (opspec/lowp.h).");
+      if (spanned) {
+        pair = og_value_map();
+        og_map_set_str(pair, "name", "OPSPEC_CPU_SPANS");
+        og_map_set_str(pair, "value", "1");
+        og_list_push(typedefs, pair);
+      }
+      og_buf_puts(&comment, spanned ? ", computed in float on F16C spans of its rows (generator/plan/spans.h)."
+                                    : ", computed in float, converting each element in the loop (opspec/lowp.h).");
     } else if (bf16) {
       /* No C compiler here computes in bfloat16: its arrays reach the kernel widened to
        * float by the handler (runtime/src/handler.c), and narrowed after. */
@@ -425,6 +485,7 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
         og_define_undef(undefs, macros[m], name);
     }
     og_list_push(undefs, og_value_str("OPSPEC_CPU_LOWP"));
+    if (plan->cpu_spans) og_list_push(undefs, og_value_str("OPSPEC_CPU_SPANS"));
     og_lowp_blocks(op, v);
   }
   og_map_set(v, "cpu_undefs", undefs);

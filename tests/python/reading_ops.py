@@ -8,7 +8,10 @@ portable kernel with one trip per row that loops over the row (threads by work:
 test_parallel_work.py). And two float16 ops (test_lowp_tiles.py): `gated_gain`, whose
 float16 variant runs its float32 kernel on tiles (int32 and float32 arrays moved with
 the tile, a two-element float16 input widened whole), and `read_back`, which reads its
-float16 output back and so keeps the in-loop conversions.
+float16 output back and so keeps the in-loop conversions. And two 2-D float16 ops
+(test_lowp_spans.py): `scaled_rows`, whose float16 rows run on spans (a leading
+constant in its bases, a float32 array left as it is), and `swap_halves`, whose stores
+run second half first, so that its rows fall back to converting in their loop.
 
 `build(folder)` builds them once into the package `reading` (CMake, CUDA OFF: builds.py),
 and returns the folder to put on sys.path / PYTHONPATH."""
@@ -236,6 +239,38 @@ kernel: |
 independent: [n]
 """
 
+SCALED_ROWS = """\
+op: scaled_rows
+doc: y[r, c] = x[r, c] * w[c] + shift[r], shift float32 and read in the compute type.
+types: {T: [float32, float16]}
+inputs:
+  - {name: x, dtype: T, shape: [rows, cols]}
+  - {name: w, dtype: T, shape: [cols]}
+  - {name: shift, dtype: float32, shape: [rows]}
+outputs:
+  - {name: y, dtype: T, shape: [rows, cols]}
+launch: [rows, cols]
+kernel: |
+  const int64_t at = i * cols;
+  y[at + j] = x[at + j] * w[j] + (T)shift[i];
+independent: [rows]
+"""
+
+SWAP_HALVES = """\
+op: swap_halves
+doc: The two halves of each row of x swapped, the second half stored first.
+types: {T: [float32, float16]}
+inputs:
+  - {name: x, dtype: T, shape: [rows, 2, half]}
+outputs:
+  - {name: y, dtype: T, shape: [rows, 2, half]}
+launch: [rows, half]
+kernel: |
+  y[(2 * i + 1) * half + j] = x[2 * i * half + j];
+  y[2 * i * half + j] = x[(2 * i + 1) * half + j];
+independent: [rows]
+"""
+
 
 def reference(name: str, x: np.ndarray) -> tuple:
     """NumPy references of the reading ops (name without `_claimed`)."""
@@ -272,6 +307,8 @@ def build(folder: Path) -> Path:
     specs["row_rms_norm"] = ROW_RMS_NORM
     specs["gated_gain"] = GATED_GAIN
     specs["read_back"] = READ_BACK
+    specs["scaled_rows"] = SCALED_ROWS
+    specs["swap_halves"] = SWAP_HALVES
     project = folder / "reading"
     # Against the installed opspec's CMake package where there is one (no second build of
     # opspec-gen); else add_subdirectory() of this source tree.

@@ -120,4 +120,50 @@ OPSPEC_LOWP_INLINE uint16_t opspec_store_float16(float value) { return opspec_st
 void opspec_float16_widen_tile(float *dst, const uint16_t *src, int64_t n);
 void opspec_float16_narrow_tile(uint16_t *dst, const float *src, int64_t n);
 
+/* float16 row spans (generator/plan/spans.h). Where a 2-D kernel's body reads and
+ * writes its float16 arrays only as slices `a[base + j]` of its rows, its float16
+ * variant runs a block of rows at a time: the span of each array that the block's
+ * slices touch, [lo, hi), is widened once into a float array on the stack (an input)
+ * or narrowed once from one (an output), and the rows run on the floats.
+ * OPSPEC_CPU_SPAN_FLOATS floats (32 KiB) are shared among an op's arrays. A read span
+ * takes the slices' extremes: it holds elements the block reads and those between them
+ * in the same array. A written span must be covered exactly: each slice starts where
+ * the last ended (`ok` false otherwise), so that narrowing the span writes only
+ * elements the rows store. */
+#define OPSPEC_CPU_SPAN_FLOATS 8192
+
+typedef struct opspec_span {
+  int64_t lo, hi;
+  int ok;
+} opspec_span;
+
+#define OPSPEC_SPAN_EMPTY \
+  { INT64_MAX, INT64_MIN, 1 }
+
+OPSPEC_LOWP_INLINE void opspec_span_read(opspec_span *s, int64_t base, int64_t n) {
+  s->lo = base < s->lo ? base : s->lo;
+  s->hi = base + n > s->hi ? base + n : s->hi;
+}
+
+OPSPEC_LOWP_INLINE void opspec_span_write(opspec_span *s, int64_t base, int64_t n) {
+  if (s->hi < s->lo)
+    s->lo = base;
+  else
+    s->ok = s->ok && base == s->hi;
+  s->hi = base + n;
+}
+
+/* Whether the span is whole and at most `floats` long (unsigned: no overflow). */
+OPSPEC_LOWP_INLINE int opspec_span_fits(const opspec_span *s, int64_t floats) {
+  return s->ok && s->lo <= s->hi && (uint64_t)s->hi - (uint64_t)s->lo <= (uint64_t)floats;
+}
+
+OPSPEC_LOWP_INLINE void opspec_span_widen(float *span, const uint16_t *array, opspec_span at) {
+  opspec_float16_widen_tile(span, array + at.lo, at.hi - at.lo);
+}
+
+OPSPEC_LOWP_INLINE void opspec_span_narrow(uint16_t *array, const float *span, opspec_span at) {
+  opspec_float16_narrow_tile(array + at.lo, span, at.hi - at.lo);
+}
+
 #endif /* OPSPEC_LOWP_H */
