@@ -14,7 +14,7 @@ import pathlib
 import jax
 import numpy as np
 import pytest
-from test_lowp_tiles import LOW_THRESHOLD, same_bits
+from test_lowp_tiles import LOW_THRESHOLD, low_threshold, same_bits  # noqa: F401 (a fixture)
 
 import opspec
 
@@ -23,15 +23,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def half_normal(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float16)
-
-
-@pytest.fixture
-def low_threshold():
-    before = opspec.parallel_threshold()
-    opspec.set_parallel_threshold(LOW_THRESHOLD)
-    opspec.set_cpu_pool("opspec")
-    yield
-    opspec.set_parallel_threshold(before)
 
 
 def test_rope_float16_runs_on_spans_and_the_1d_ops_do_not():
@@ -45,8 +36,9 @@ def test_rope_float16_runs_on_spans_and_the_1d_ops_do_not():
 
 # [..., seq, heads, dim]: small rows many to a block; one head vector; dim 4096, whose
 # row (4096 elements of x) is more than x's share of the span floats (8192 / 4).
+@pytest.mark.usefixtures("low_threshold")
 @pytest.mark.parametrize("shape", [(1, 64, 8, 128), (3, 5, 7, 6), (1, 1, 1, 2), (2, 3, 2, 4096), (4, 96, 16, 64)])
-def test_rope_float16_equals_float32_rounded_once(rng, low_threshold, shape):
+def test_rope_float16_equals_float32_rounded_once(rng, shape):
     seq, half = shape[-3], shape[-1] // 2
     x = half_normal(rng, shape)
     cosines, sines = half_normal(rng, (seq, half)), half_normal(rng, (seq, half))
