@@ -55,7 +55,7 @@ def test_unbatched_csr_matrix_is_read_in_place(rng):
     data, indices, indptr = m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32)
     X = rng.standard_normal((64, 100))
     f = jax.vmap(lambda x: ops.csr_matvec(data, indices, indptr, x))
-    np.testing.assert_allclose(f(X), (m @ X.T).T, rtol=1e-12)
+    np.testing.assert_allclose(f(X), (m @ X.T).T, rtol=1e-12, atol=1e-12)
     hlo = jax.jit(f).lower(X).compile().as_text()
     assert f"f64[{data.size}]" in hlo and f"f64[64,{data.size}]" not in hlo
 
@@ -64,7 +64,7 @@ def test_nested_vmap_and_in_axes(rng):
     A = rng.standard_normal((2, 4, 7))
     X = rng.standard_normal((7, 5))  # vectors along axis 1
     out = jax.vmap(jax.vmap(ops.matvec, in_axes=(None, 1)), in_axes=(0, None))(A, X)
-    np.testing.assert_allclose(out, np.einsum("aij,jb->abi", A, X), rtol=1e-12)
+    np.testing.assert_allclose(out, np.einsum("aij,jb->abi", A, X), rtol=1e-12, atol=1e-12)
     assert _ffi_calls(jax.vmap(jax.vmap(ops.matvec, in_axes=(None, 1)), in_axes=(0, None)), A, X) == 1
     # out_axes and a batched attribute-free op inside jit
     Y = jax.jit(jax.vmap(ops.sigmoid, in_axes=1, out_axes=1))(X)

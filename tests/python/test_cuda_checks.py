@@ -59,7 +59,7 @@ def test_the_audit_faults_give_the_cpu_error(rng):
         assert got == error_of("cpu", data, indices, indptr, x)
         if want is None:
             assert got is None
-            np.testing.assert_allclose(matvec("cuda_sim", data, indices, indptr, x), m @ x, rtol=1e-12)
+            np.testing.assert_allclose(matvec("cuda_sim", data, indices, indptr, x), m @ x, rtol=1e-12, atol=1e-12)
         else:
             assert got is not None
             assert re.fullmatch(want, got), (want, got)
@@ -160,7 +160,7 @@ def test_jit_and_grad_on_the_simulator(rng):
     data, indices, indptr, m = csr(rng, ROWS, COLS)
     x = jnp.asarray(rng.standard_normal(COLS))
     f = jax.jit(lambda i: ops.csr_matvec(data, i, indptr, x, backend="cuda_sim"))
-    np.testing.assert_allclose(f(indices), m @ np.asarray(x), rtol=1e-12)
+    np.testing.assert_allclose(f(indices), m @ np.asarray(x), rtol=1e-12, atol=1e-12)
     bad = indices.copy()
     bad[-1] = -7
     with pytest.raises(Exception, match=rf"opspec csr_matvec: input 'indices'\[{len(bad) - 1}\] = -7 is out of range"):

@@ -34,7 +34,7 @@ def test_grad_of_csr_matvec_matches_the_dense_reference(rng):
 
     g_data, g_x = jax.grad(loss, argnums=(0, 1))(data, x)
     dense = m.toarray()
-    np.testing.assert_allclose(g_x, dense.T @ w, rtol=1e-12)
+    np.testing.assert_allclose(g_x, dense.T @ w, rtol=1e-12, atol=1e-12)
     rows = np.repeat(np.arange(30), np.diff(indptr))
     np.testing.assert_allclose(g_data, w[rows] * x[indices], rtol=1e-12)
     # and through the dense product jnp differentiates itself
@@ -46,7 +46,7 @@ def test_grad_of_csr_matvec_matches_the_dense_reference(rng):
 def test_csr_rmatvec_is_the_transposed_product_and_differentiates(rng):
     m, data, indices, indptr = _csr(rng, 12, 9)
     y = rng.standard_normal(12)
-    np.testing.assert_allclose(ops.csr_rmatvec(data, indices, indptr, y, n=9), m.T @ y, rtol=1e-12)
+    np.testing.assert_allclose(ops.csr_rmatvec(data, indices, indptr, y, n=9), m.T @ y, rtol=1e-12, atol=1e-12)
     check_grads(lambda d, y: ops.csr_rmatvec(d, indices, indptr, y, n=9), (data, y), order=2, modes=("fwd", "rev"))
 
 
@@ -86,7 +86,7 @@ def test_hessian_of_a_smooth_op(rng):
     np.testing.assert_allclose(H, np.diag(s * (1 - s) * (1 - 2 * s)), rtol=1e-10, atol=1e-14)
     A = rng.standard_normal((5, 9))
     H2 = jax.hessian(lambda x: jnp.sum(ops.matvec(A, x) ** 2))(x)
-    np.testing.assert_allclose(H2, 2 * A.T @ A, rtol=1e-10)
+    np.testing.assert_allclose(H2, 2 * A.T @ A, rtol=1e-10, atol=1e-12)
 
 
 def test_vmap_of_grad_and_grad_of_vmap(rng):
@@ -99,15 +99,15 @@ def test_vmap_of_grad_and_grad_of_vmap(rng):
     np.testing.assert_allclose(g, s * (1 - s), rtol=1e-12)
     # a linear op's transpose under both orders, the matrix unbatched
     g = jax.vmap(jax.grad(lambda x: jnp.sum(ops.matvec(A, x) ** 2)))(X)
-    np.testing.assert_allclose(g, 2 * (X @ A.T) @ A, rtol=1e-10)
+    np.testing.assert_allclose(g, 2 * (X @ A.T) @ A, rtol=1e-10, atol=1e-12)
     gA = jax.grad(lambda A: jax.vmap(ops.matvec, in_axes=(None, 0))(A, X).sum())(A)
-    np.testing.assert_allclose(gA, np.tile(X.sum(0), (4, 1)), rtol=1e-12)
+    np.testing.assert_allclose(gA, np.tile(X.sum(0), (4, 1)), rtol=1e-12, atol=1e-12)
     m, data, indices, indptr = _csr(rng, 6, 7)
     gx = jax.vmap(jax.grad(lambda x: ops.csr_matvec(data, indices, indptr, x).sum()))(X)
     np.testing.assert_allclose(gx, np.tile(m.T @ np.ones(6), (5, 1)), rtol=1e-12)
     gd = jax.grad(lambda d: jax.vmap(lambda x: ops.csr_matvec(d, indices, indptr, x))(X).sum())(data)
     rows = np.repeat(np.arange(6), np.diff(indptr))
-    np.testing.assert_allclose(gd, X.sum(0)[indices] * np.ones(6)[rows], rtol=1e-12)
+    np.testing.assert_allclose(gd, X.sum(0)[indices] * np.ones(6)[rows], rtol=1e-12, atol=1e-12)
 
 
 def test_every_transformation_of_jax_runs(rng):
@@ -205,7 +205,7 @@ def test_gradients_check_what_the_call_checks_under_jit(rng):
     np.testing.assert_allclose(got["grad data"], want, rtol=1e-12)
     np.testing.assert_allclose(got["value_and_grad data"][1], want, rtol=1e-12)
     np.testing.assert_allclose(got["grad data and x"][0], want, rtol=1e-12)
-    np.testing.assert_allclose(got["grad data and x"][1], m.toarray().T @ w, rtol=1e-12)
+    np.testing.assert_allclose(got["grad data and x"][1], m.toarray().T @ w, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got["jacrev data"], jacobian, rtol=1e-12)
     np.testing.assert_allclose(got["grad data, checkpointed"], want, rtol=1e-12)
     batched = gradients["vmap of grad data"](np.stack([data, 2 * data]), indices, indptr, x)

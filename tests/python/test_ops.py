@@ -190,7 +190,7 @@ def test_vmap_sequential_with_unbatched_args(rng):
     A = rng.normal(size=(4, 6, 5))
     x = rng.normal(size=5)
     out = jax.vmap(opspec.ops.matvec, in_axes=(0, None))(A, x)
-    np.testing.assert_allclose(out, A @ x, rtol=1e-12)
+    np.testing.assert_allclose(out, A @ x, rtol=1e-12, atol=1e-12)
     s = rng.normal(size=(3, 1))
     xs = rng.normal(size=(3, 10))
     np.testing.assert_allclose(jax.vmap(opspec.ops.scale)(xs, s), xs * s, rtol=1e-12)
