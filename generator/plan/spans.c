@@ -24,19 +24,10 @@ static bool og_span_ident(const char *w) {
   return w[0] == '_' || (w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z');
 }
 static bool og_span_number(const char *w) { return w[0] >= '0' && w[0] <= '9' && !strchr(w, '.'); }
-static bool og_span_adjacent(const og_tokens *t, size_t k) {
-  return k + 1 < t->n && t->items[k].end == t->items[k + 1].start;
-}
-
-/* Whether token k is a member name (`.x`, `->x`) rather than a variable. */
-static bool og_span_member(const og_tokens *t, size_t k) {
-  if (k >= 1 && og_token_is(t, k - 1, ".")) return true;
-  return k >= 2 && og_token_is(t, k - 1, ">") && og_token_is(t, k - 2, "-") && og_span_adjacent(t, k - 2);
-}
 
 /* The array token k names, or -1. */
 static long og_span_array(const og_span_scan *s, size_t k) {
-  if (og_span_member(&s->t, k)) return -1;
+  if (og_token_is_member(&s->t, k)) return -1;
   for (size_t a = 0; a < s->n; ++a)
     if (!strcmp(s->arrays[a]->name, s->t.items[k].text)) return (long)a;
   return -1;
@@ -50,10 +41,10 @@ static bool og_span_expr(const og_span_scan *s, size_t a, size_t b) {
   for (size_t k = a; k < b; ++k) {
     const char *w = s->t.items[k].text;
     if (og_span_ident(w)) {
-      if (!og_idents_has(&s->names, w) || og_span_member(&s->t, k)) return false;
+      if (!og_idents_has(&s->names, w) || og_token_is_member(&s->t, k)) return false;
     } else if (!og_span_number(w)) {
       if (!w[0] || w[1] || !strchr("+-*/%()", w[0])) return false;
-      if ((w[0] == '+' || w[0] == '-') && og_token_is(&s->t, k + 1, w) && og_span_adjacent(&s->t, k)) return false;
+      if ((w[0] == '+' || w[0] == '-') && og_token_is(&s->t, k + 1, w) && og_tokens_adjacent(&s->t, k)) return false;
       depth += (w[0] == '(') - (w[0] == ')');
       if (depth < 0) return false;
     }
@@ -97,14 +88,14 @@ static bool og_span_constant(og_span_scan *s, size_t k, size_t *next) {
 /* Whether token k (a known name) is assigned or stepped: `k = `, `k += `, `k++`, `--k`. */
 static bool og_span_assigned(const og_tokens *t, size_t k) {
   const char *n1 = k + 1 < t->n ? t->items[k + 1].text : "";
-  if (!strcmp(n1, "=")) return !(og_token_is(t, k + 2, "=") && og_span_adjacent(t, k + 1));
-  if (n1[0] && !n1[1] && strchr("+-*/%&|^<>", n1[0]) && og_span_adjacent(t, k + 1)) {
+  if (!strcmp(n1, "=")) return !(og_token_is(t, k + 2, "=") && og_tokens_adjacent(t, k + 1));
+  if (n1[0] && !n1[1] && strchr("+-*/%&|^<>", n1[0]) && og_tokens_adjacent(t, k + 1)) {
     if (og_token_is(t, k + 2, "=")) return true;                                  /* +=  */
     if ((n1[0] == '+' || n1[0] == '-') && og_token_is(t, k + 2, n1)) return true; /* ++  */
     if ((n1[0] == '<' || n1[0] == '>') && og_token_is(t, k + 2, n1) && og_token_is(t, k + 3, "=")) return true;
   }
   return k >= 2 && (og_token_is(t, k - 1, "+") || og_token_is(t, k - 1, "-")) &&
-         og_token_is(t, k - 2, t->items[k - 1].text) && og_span_adjacent(t, k - 2);
+         og_token_is(t, k - 2, t->items[k - 1].text) && og_tokens_adjacent(t, k - 2);
 }
 
 /* Whether the body has no branch (and nothing the scan cannot see through): no `if`,
@@ -116,13 +107,10 @@ static bool og_span_straight(const og_tokens *t) {
     if (w[0] == '#' || !strncmp(w, "opspec_", 7)) return false;
     for (size_t s = 0; s < sizeof stops / sizeof stops[0]; ++s)
       if (!strcmp(w, stops[s])) return false;
-    if (og_span_adjacent(t, k)) {
+    if (og_tokens_digraph(t, k)) return false;
+    if (og_tokens_adjacent(t, k)) {
       const char *v = t->items[k + 1].text;
       if ((!strcmp(w, "&") && !strcmp(v, "&")) || (!strcmp(w, "|") && !strcmp(v, "|"))) return false;
-      if ((!strcmp(w, "<") && (!strcmp(v, "%") || !strcmp(v, ":"))) || (!strcmp(w, "%") && !strcmp(v, ">")) ||
-          (!strcmp(w, ":") && !strcmp(v, ">")) || (!strcmp(w, "?") && !strcmp(v, "?")) ||
-          (!strcmp(w, "%") && !strcmp(v, ":")))
-        return false;
     }
   }
   return true;
@@ -177,7 +165,7 @@ static bool og_span_uses(og_span_scan *s, size_t first, og_spans *spans) {
   bool ok = true;
   for (size_t k = first; k < t->n && ok; ++k) {
     const char *w = t->items[k].text;
-    if (og_idents_has(&s->names, w) && !og_span_member(t, k) && og_span_assigned(t, k)) return false;
+    if (og_idents_has(&s->names, w) && !og_token_is_member(t, k) && og_span_assigned(t, k)) return false;
     long a = og_span_array(s, k);
     if (a < 0 || !s->float16[a]) continue;
     size_t close;
@@ -186,7 +174,8 @@ static bool og_span_uses(og_span_scan *s, size_t first, og_spans *spans) {
       og_buf_free(&base);
       return false;
     }
-    bool stored = og_token_is(t, close + 1, "=") && !(og_token_is(t, close + 2, "=") && og_span_adjacent(t, close + 1));
+    bool stored =
+        og_token_is(t, close + 1, "=") && !(og_token_is(t, close + 2, "=") && og_tokens_adjacent(t, close + 1));
     if (s->arrays[a]->role == OG_INPUT) {
       /* a read: not assigned, stepped, or its address taken */
       ok = !stored && !og_span_assigned(t, close) && !(k >= 1 && og_token_is(t, k - 1, "&")) &&

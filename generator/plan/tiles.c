@@ -12,13 +12,6 @@ typedef struct og_tile_uses {
   size_t stored_always;           /* `a[i] = v;` as a statement of its own, outside any block or `if` */
 } og_tile_uses;
 
-/* Whether token k is a member name (`.x`, `->x`) rather than a variable. */
-static bool og_tile_member(const og_tokens *t, size_t k) {
-  if (k >= 1 && og_token_is(t, k - 1, ".")) return true;
-  return k >= 2 && og_token_is(t, k - 1, ">") && og_token_is(t, k - 2, "-") &&
-         t->items[k - 2].end == t->items[k - 1].start;
-}
-
 /* Whether tokens k.. are `[ i ]`. */
 static bool og_tile_at_i(const og_tokens *t, size_t k, const char *index) {
   return og_token_is(t, k, "[") && og_token_is(t, k + 1, index) && og_token_is(t, k + 2, "]");
@@ -27,7 +20,7 @@ static bool og_tile_at_i(const og_tokens *t, size_t k, const char *index) {
 /* Whether the `]` at k is followed by a plain assignment `=` (not `==`, not `+=`). */
 static bool og_tile_stored(const og_tokens *t, size_t k) {
   if (!og_token_is(t, k + 1, "=")) return false;
-  return !(og_token_is(t, k + 2, "=") && t->items[k + 1].end == t->items[k + 2].start);
+  return !(og_token_is(t, k + 2, "=") && og_tokens_adjacent(t, k + 1));
 }
 
 /* The array named by token k, as an index into `arrays`, or -1. */
@@ -49,21 +42,16 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
     const char *w = t.items[k].text;
     depth += !strcmp(w, "{") - !strcmp(w, "}");
     /* A digraph (`<%` is a brace) or a trigraph would hide a block from the depth. */
-    if (k + 1 < t.n && t.items[k].end == t.items[k + 1].start) {
-      const char *v = t.items[k + 1].text;
-      ok = !((!strcmp(w, "<") && (!strcmp(v, "%") || !strcmp(v, ":"))) ||
-             (!strcmp(w, "%") && (!strcmp(v, ">") || !strcmp(v, ":"))) || (!strcmp(w, ":") && !strcmp(v, ">")) ||
-             (!strcmp(w, "?") && !strcmp(v, "?")));
-    }
+    if (og_tokens_digraph(&t, k)) ok = false;
     /* A prologue runs once per tile: no loop in it. */
     if (!in_loop)
       ok = ok && strcmp(w, "for") != 0 && strcmp(w, "while") != 0 && strcmp(w, "do") != 0 && strcmp(w, "goto") != 0;
     if (w[0] == '#') ok = false; /* a macro could name anything */
     for (size_t s = 0; s < sizeof loop_state / sizeof loop_state[0]; ++s) ok = ok && strcmp(w, loop_state[s]) != 0;
-    if (!strcmp(w, "i") && !og_tile_member(&t, k))
+    if (!strcmp(w, "i") && !og_token_is_member(&t, k))
       ok = ok && in_loop && k >= 2 && og_token_is(&t, k - 1, "[") && og_token_is(&t, k + 1, "]") &&
-           og_tile_array(arrays, n, &t, k - 2) >= 0 && !og_tile_member(&t, k - 2);
-    long a = og_tile_member(&t, k) ? -1 : og_tile_array(arrays, n, &t, k);
+           og_tile_array(arrays, n, &t, k - 2) >= 0 && !og_token_is_member(&t, k - 2);
+    long a = og_token_is_member(&t, k) ? -1 : og_tile_array(arrays, n, &t, k);
     if (a < 0) continue;
     if (in_loop && og_tile_at_i(&t, k + 1, "i")) {
       uses[a].at_i++;

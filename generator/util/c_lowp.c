@@ -41,11 +41,6 @@ static long og_rw_name(const og_rw *r, size_t i) {
 
 static const char *og_rw_text(const og_rw *r, size_t i) { return i < r->t.n ? r->t.items[i].text : ""; }
 
-/* Whether tokens i and i+1 touch (`+=` rather than `+ =`). */
-static bool og_rw_adjacent(const og_rw *r, size_t i) {
-  return i + 1 < r->t.n && r->t.items[i].end == r->t.items[i + 1].start;
-}
-
 static bool og_rw_fail(og_rw *r, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool og_rw_fail(og_rw *r, size_t i, const char *fmt, ...) {
   og_buf what = {0};
@@ -102,14 +97,14 @@ static char og_rw_assign(const og_rw *r, size_t i, size_t *len) {
   const char *w = og_rw_text(r, i);
   if (!strcmp(w, "=")) {
     *len = 1;
-    return og_token_is(&r->t, i + 1, "=") && og_rw_adjacent(r, i) ? 0 : '=';
+    return og_token_is(&r->t, i + 1, "=") && og_tokens_adjacent(&r->t, i) ? 0 : '=';
   }
-  if (w[0] && !w[1] && strchr("+-*/%&|^", w[0]) && og_token_is(&r->t, i + 1, "=") && og_rw_adjacent(r, i)) {
+  if (w[0] && !w[1] && strchr("+-*/%&|^", w[0]) && og_token_is(&r->t, i + 1, "=") && og_tokens_adjacent(&r->t, i)) {
     *len = 2;
     return w[0];
   }
-  if ((!strcmp(w, "<") || !strcmp(w, ">")) && og_token_is(&r->t, i + 1, w) && og_rw_adjacent(r, i) &&
-      og_token_is(&r->t, i + 2, "=") && og_rw_adjacent(r, i + 1)) {
+  if ((!strcmp(w, "<") || !strcmp(w, ">")) && og_token_is(&r->t, i + 1, w) && og_tokens_adjacent(&r->t, i) &&
+      og_token_is(&r->t, i + 2, "=") && og_tokens_adjacent(&r->t, i + 1)) {
     *len = 3;
     return w[0];
   }
@@ -119,7 +114,7 @@ static char og_rw_assign(const og_rw *r, size_t i, size_t *len) {
 /* Whether tokens i and i+1 are `++` or `--`. */
 static bool og_rw_step(const og_rw *r, size_t i) {
   const char *w = og_rw_text(r, i);
-  return (!strcmp(w, "+") || !strcmp(w, "-")) && og_token_is(&r->t, i + 1, w) && og_rw_adjacent(r, i);
+  return (!strcmp(w, "+") || !strcmp(w, "-")) && og_token_is(&r->t, i + 1, w) && og_tokens_adjacent(&r->t, i);
 }
 
 /* Whether tokens [a, b) may have a side effect: ++, --, an assignment, a call. */
@@ -128,8 +123,8 @@ static bool og_rw_side_effects(const og_rw *r, size_t a, size_t b) {
     const char *w = r->t.items[i].text;
     if (og_rw_step(r, i)) return true;
     if (!strcmp(w, "=")) {
-      bool compare = (i > a && og_rw_adjacent(r, i - 1) && strchr("=!<>", r->t.items[i - 1].text[0])) ||
-                     (og_token_is(&r->t, i + 1, "=") && og_rw_adjacent(r, i));
+      bool compare = (i > a && og_tokens_adjacent(&r->t, i - 1) && strchr("=!<>", r->t.items[i - 1].text[0])) ||
+                     (og_token_is(&r->t, i + 1, "=") && og_tokens_adjacent(&r->t, i));
       if (!compare) return true;
       if (og_token_is(&r->t, i + 1, "=")) ++i;
     }
@@ -312,7 +307,7 @@ static bool og_rw_emit(og_rw *r, size_t ti, size_t tend, size_t from, size_t to,
                             : "as a pointer, not as an element 'x[i]' (passed on, assigned or cast)");
     }
     if (i && !strcmp(r->t.items[i - 1].text, "&") &&
-        !(i >= 2 && og_rw_adjacent(r, i - 2) && !strcmp(r->t.items[i - 2].text, "&")))
+        !(i >= 2 && og_tokens_adjacent(&r->t, i - 2) && !strcmp(r->t.items[i - 2].text, "&")))
       return og_rw_fail(r, i, "'&%s[...]' takes an element's address", w);
     size_t close = og_rw_close(r, i + 1);
     if (close >= tend) return og_rw_fail(r, i, "'%s[' is not closed", w);

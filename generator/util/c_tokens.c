@@ -78,3 +78,20 @@ void og_tokens_free(og_tokens *t) {
 bool og_token_is(const og_tokens *t, size_t i, const char *text) {
   return i < t->n && strcmp(t->items[i].text, text) == 0;
 }
+
+bool og_tokens_adjacent(const og_tokens *t, size_t i) {
+  return i + 1 < t->n && t->items[i].end == t->items[i + 1].start;
+}
+
+bool og_token_is_member(const og_tokens *t, size_t i) {
+  if (i >= 1 && og_token_is(t, i - 1, ".")) return true;
+  return i >= 2 && og_token_is(t, i - 1, ">") && og_token_is(t, i - 2, "-") && og_tokens_adjacent(t, i - 2);
+}
+
+bool og_tokens_digraph(const og_tokens *t, size_t i) {
+  if (!og_tokens_adjacent(t, i)) return false;
+  const char *w = t->items[i].text, *v = t->items[i + 1].text;
+  return (!strcmp(w, "<") && (!strcmp(v, "%") || !strcmp(v, ":"))) ||
+         (!strcmp(w, "%") && (!strcmp(v, ">") || !strcmp(v, ":"))) || (!strcmp(w, ":") && !strcmp(v, ">")) ||
+         (!strcmp(w, "?") && !strcmp(v, "?"));
+}

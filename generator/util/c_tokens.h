@@ -25,5 +25,12 @@ void og_tokenize(const char *code, bool directives, og_tokens *out);
 void og_tokens_free(og_tokens *t);
 /* Whether items[i] is `text`; false past the end. */
 bool og_token_is(const og_tokens *t, size_t i, const char *text);
+/* Whether items[i] and items[i+1] touch (`+=` rather than `+ =`); false past the end. */
+bool og_tokens_adjacent(const og_tokens *t, size_t i);
+/* Whether items[i] is a member name (`.x`, `->x`) rather than a variable. */
+bool og_token_is_member(const og_tokens *t, size_t i);
+/* Whether items[i] starts a digraph (`<%` is a brace, `<:` a bracket) or a trigraph
+ * (`??`): spellings a scan that counts braces or brackets would not see through. */
+bool og_tokens_digraph(const og_tokens *t, size_t i);
 
 #endif /* OG_C_TOKENS_H */

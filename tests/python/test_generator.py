@@ -419,3 +419,48 @@ def test_float16_tiles_only_where_arrays_are_touched_at_the_launch_index(tmp_pat
         assert (moved in cpu) == ("idx[i]" in body)
         assert "opspec_float16_widen_tile(w_whole, opspec_args->w.data, 2);" in cpu
         assert "opspec_float16_narrow_tile((uint16_t *)opspec_args->out.data + opspec_at, out_tile, opspec_n);" in cpu
+
+
+SPAN_SPEC = """\
+op: spans_{name}
+doc: A float16 row span case.
+types: {{T: [float32, float16]}}
+inputs:
+  - {{name: x, dtype: T, shape: [rows, cols]}}
+  - {{name: w, dtype: T, shape: [cols]}}
+outputs:
+  - {{name: y, dtype: T, shape: [rows, cols]}}
+launch: [rows, cols]
+kernel: |
+  {body}
+"""
+
+SPAN_CASES = {
+    # name: (spans?, body)
+    "plain": (True, "y[i * cols + j] = x[i * cols + j] * w[j];"),
+    "leading_constant": (True, "const int64_t at = i * cols; y[at + j] = x[at + j] * w[j];"),
+    "branch": (False, "y[i * cols + j] = x[i * cols + j] > 0 ? x[i * cols + j] : w[j];"),
+    "and_and": (False, "y[i * cols + j] = (T)(x[i * cols + j] > 0 && w[j] > 0);"),
+    # a digraph brace (an empty block here) or trigraph the scan would not see through
+    "digraph": (False, "y[i * cols + j] = x[i * cols + j] * w[j]; <% %>"),
+    # a base that moves with j, or names what a row's pass cannot evaluate
+    "base_with_j": (False, "y[i * cols + j] = x[i * cols + j * 1] * w[j];"),
+    "base_names_a_local": (False, "int64_t at = i * cols; y[at + j] = x[at + j] * w[j];"),
+    # a slice's address taken, or a name the bases read stepped after them
+    "address_taken": (False, "const T *p = &x[i * cols + j]; y[i * cols + j] = *p * w[j];"),
+    "index_stepped": (False, "y[i * cols + j] = x[i * cols + j] * w[j]; i += 0;"),
+}
+
+
+@pytest.mark.parametrize("name", list(SPAN_CASES))
+def test_float16_row_spans_only_for_plain_row_slices(tmp_path, name):
+    spans, body = SPAN_CASES[name]
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / f"spans_{name}.yaml").write_text(SPAN_SPEC.format(name=name, body=body))
+    r = gen(
+        "--out", str(tmp_path / "gen"), "--templates", str(ROOT / "templates"), f"specs/spans_{name}.yaml", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    cpu = (tmp_path / "gen" / "ops" / f"spans_{name}_cpu.c").read_text()
+    assert ("#define OPSPEC_CPU_SPANS" in cpu) == spans, cpu
