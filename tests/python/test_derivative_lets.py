@@ -74,6 +74,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # the session's tree build (builds.py): built in the builders' half only
 def test_let_names_in_jvp_and_transpose_formulas(tree_build, rng):
     env = dict(os.environ, PYTHONPATH=str(tree_build[1] / "python"))
     program = f"SEED = {int(rng.integers(2**32))}\n" + textwrap.dedent(_PROGRAM)
@@ -82,6 +83,7 @@ def test_let_names_in_jvp_and_transpose_formulas(tree_build, rng):
     assert r.stdout.rstrip().endswith("ok")
 
 
+@pytest.mark.slow
 def test_let_records_in_the_generated_module(tree_build):
     text = (tree_build[0] / "generated" / "python" / "ops.py").read_text()
     assert '("p", lambda jax, s, **_: (jax.nn.softmax(s, axis=-1)), "specs/let_softmax_mix.yaml:' in text

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from builds import register_tree_specs
 
 SPECS = {
@@ -83,6 +84,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # the session's tree build (builds.py): built in the builders' half only
 def test_require_at_trace_time_and_in_the_handler(tree_build, rng):
     env = dict(os.environ, PYTHONPATH=str(tree_build[1] / "python"))
     program = f"SEED = {int(rng.integers(2**32))}\n" + textwrap.dedent(_PROGRAM)
