@@ -88,7 +88,7 @@ static bool og_span_constant(og_span_scan *s, size_t k, size_t *next) {
 /* Whether token k (a known name) is assigned or stepped: `k = `, `k += `, `k++`, `--k`. */
 static bool og_span_assigned(const og_tokens *t, size_t k) {
   const char *n1 = k + 1 < t->n ? t->items[k + 1].text : "";
-  if (!strcmp(n1, "=")) return !(og_token_is(t, k + 2, "=") && og_tokens_adjacent(t, k + 1));
+  if (!strcmp(n1, "=")) return og_token_is_assign(t, k + 1);
   if (n1[0] && !n1[1] && strchr("+-*/%&|^<>", n1[0]) && og_tokens_adjacent(t, k + 1)) {
     if (og_token_is(t, k + 2, "=")) return true;                                  /* +=  */
     if ((n1[0] == '+' || n1[0] == '-') && og_token_is(t, k + 2, n1)) return true; /* ++  */
@@ -174,8 +174,7 @@ static bool og_span_uses(og_span_scan *s, size_t first, og_spans *spans) {
       og_buf_free(&base);
       return false;
     }
-    bool stored =
-        og_token_is(t, close + 1, "=") && !(og_token_is(t, close + 2, "=") && og_tokens_adjacent(t, close + 1));
+    bool stored = og_token_is_assign(t, close + 1);
     if (s->arrays[a]->role == OG_INPUT) {
       /* a read: not assigned, stepped, or its address taken */
       ok = !stored && !og_span_assigned(t, close) && !(k >= 1 && og_token_is(t, k - 1, "&")) &&

@@ -17,12 +17,6 @@ static bool og_tile_at_i(const og_tokens *t, size_t k, const char *index) {
   return og_token_is(t, k, "[") && og_token_is(t, k + 1, index) && og_token_is(t, k + 2, "]");
 }
 
-/* Whether the `]` at k is followed by a plain assignment `=` (not `==`, not `+=`). */
-static bool og_tile_stored(const og_tokens *t, size_t k) {
-  if (!og_token_is(t, k + 1, "=")) return false;
-  return !(og_token_is(t, k + 2, "=") && og_tokens_adjacent(t, k + 1));
-}
-
 /* The array named by token k, as an index into `arrays`, or -1. */
 static long og_tile_array(const og_array *const *arrays, size_t n, const og_tokens *t, size_t k) {
   for (size_t a = 0; a < n; ++a)
@@ -55,7 +49,8 @@ static bool og_tile_scan(const char *code, bool in_loop, const og_array *const *
     if (a < 0) continue;
     if (in_loop && og_tile_at_i(&t, k + 1, "i")) {
       uses[a].at_i++;
-      if (!og_tile_stored(&t, k + 3)) uses[a].reads_at_i++;
+      /* `a[i] = ` stores; `a[i] == ` and `a[i] += ` read */
+      if (!og_token_is_assign(&t, k + 4)) uses[a].reads_at_i++;
       /* A statement that starts the body or follows one: it runs for every index. */
       else if (depth == 0 && (k == 0 || og_token_is(&t, k - 1, ";") || og_token_is(&t, k - 1, "}")))
         uses[a].stored_always++;

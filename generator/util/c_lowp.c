@@ -97,7 +97,7 @@ static char og_rw_assign(const og_rw *r, size_t i, size_t *len) {
   const char *w = og_rw_text(r, i);
   if (!strcmp(w, "=")) {
     *len = 1;
-    return og_token_is(&r->t, i + 1, "=") && og_tokens_adjacent(&r->t, i) ? 0 : '=';
+    return og_token_is_assign(&r->t, i) ? '=' : 0;
   }
   if (w[0] && !w[1] && strchr("+-*/%&|^", w[0]) && og_token_is(&r->t, i + 1, "=") && og_tokens_adjacent(&r->t, i)) {
     *len = 2;

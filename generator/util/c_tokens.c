@@ -83,6 +83,10 @@ bool og_tokens_adjacent(const og_tokens *t, size_t i) {
   return i + 1 < t->n && t->items[i].end == t->items[i + 1].start;
 }
 
+bool og_token_is_assign(const og_tokens *t, size_t i) {
+  return og_token_is(t, i, "=") && !(og_token_is(t, i + 1, "=") && og_tokens_adjacent(t, i));
+}
+
 bool og_token_is_member(const og_tokens *t, size_t i) {
   if (i >= 1 && og_token_is(t, i - 1, ".")) return true;
   return i >= 2 && og_token_is(t, i - 1, ">") && og_token_is(t, i - 2, "-") && og_tokens_adjacent(t, i - 2);

@@ -27,6 +27,8 @@ void og_tokens_free(og_tokens *t);
 bool og_token_is(const og_tokens *t, size_t i, const char *text);
 /* Whether items[i] and items[i+1] touch (`+=` rather than `+ =`); false past the end. */
 bool og_tokens_adjacent(const og_tokens *t, size_t i);
+/* Whether items[i] is a plain assignment `=`, not the first of `==`. */
+bool og_token_is_assign(const og_tokens *t, size_t i);
 /* Whether items[i] is a member name (`.x`, `->x`) rather than a variable. */
 bool og_token_is_member(const og_tokens *t, size_t i);
 /* Whether items[i] starts a digraph (`<%` is a brace, `<:` a bracket) or a trigraph
