@@ -42,7 +42,7 @@ static void opspec_abs_two_pass_cost(const void *argp, const int32_t *dtypes, in
 
 static const opspec_op_desc opspec_abs_two_pass_desc = {
     .name = "abs_two_pass",
-    .fingerprint = "5b4dc1106016bb1c",
+    .fingerprint = "096fc80ecd0ef7fa",
     .args_size = sizeof(opspec_abs_two_pass_args),
     OPSPEC_DESC_TABLE(inputs, opspec_abs_two_pass_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_abs_two_pass_outputs),

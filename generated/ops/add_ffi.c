@@ -36,7 +36,7 @@ static void opspec_add_cost(const void *argp, const int32_t *dtypes, int64_t *co
 
 static const opspec_op_desc opspec_add_desc = {
     .name = "add",
-    .fingerprint = "be867d8c7fe894bc",
+    .fingerprint = "f05548aab623a75a",
     .args_size = sizeof(opspec_add_args),
     OPSPEC_DESC_TABLE(inputs, opspec_add_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_add_outputs),

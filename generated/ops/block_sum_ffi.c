@@ -49,7 +49,7 @@ static void opspec_block_sum_cost(const void *argp, const int32_t *dtypes, int64
 
 static const opspec_op_desc opspec_block_sum_desc = {
     .name = "block_sum",
-    .fingerprint = "89f9fb0a9e418bb2",
+    .fingerprint = "1d9dded9470e4762",
     .args_size = sizeof(opspec_block_sum_args),
     OPSPEC_DESC_TABLE(inputs, opspec_block_sum_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_block_sum_outputs),

@@ -96,7 +96,7 @@ static void opspec_csr_matvec_cost(const void *argp, const int32_t *dtypes, int6
 
 static const opspec_op_desc opspec_csr_matvec_desc = {
     .name = "csr_matvec",
-    .fingerprint = "ad32602b293216ec",
+    .fingerprint = "61631c306a8fe053",
     .args_size = sizeof(opspec_csr_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_csr_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_csr_matvec_outputs),

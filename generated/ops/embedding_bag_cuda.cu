@@ -7,31 +7,36 @@
 /* A body's report of a value that breaks an in_kernel check: a flag in device memory,
  * which the handler reads after the kernels and then fails the call, naming the first
  * bad position (docs/spec.md). */
-#define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
+#define opspec_reject() opspec_cuda_reject(opspec_rejected)
 
 /* embedding_bag: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
+template <typename T>
+static __device__ __forceinline__ void opspec_embedding_bag_kernel_thread(
+    const T *OPSPEC_RESTRICT table, const int32_t *OPSPEC_RESTRICT indices, T *OPSPEC_RESTRICT out, const int64_t vocab,
+    const int64_t dim, const int64_t bags, const int64_t bag_size, int *opspec_rejected) {
+  const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+  OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+    if (i < bags) {
+#include "ops/embedding_bag_body.inc"
+    }
+  }
+}
+
+/* Passes opspec_embedding_bag_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
 template <typename T>
 static __global__ void opspec_embedding_bag_kernel(const opspec_embedding_bag_args opspec_args,
                                                    const opspec_batch_grid<3> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *OPSPEC_RESTRICT table = (const T *)opspec_batch_at(opspec_args.table.data, opspec_batch, 0, opspec_b);
-    const int32_t *OPSPEC_RESTRICT indices =
-        (const int32_t *)opspec_batch_at(opspec_args.indices.data, opspec_batch, 1, opspec_b);
-    T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b);
-    const int64_t vocab = opspec_args.vocab;
-    const int64_t dim = opspec_args.dim;
-    const int64_t bags = opspec_args.bags;
-    const int64_t bag_size = opspec_args.bag_size;
-    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-      const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-      if (i < bags) {
-#include "ops/embedding_bag_body.inc"
-      }
-    }
-  }
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_embedding_bag_kernel_thread<T>(
+        (const T *)opspec_batch_at(opspec_args.table.data, opspec_batch, 0, opspec_b),
+        (const int32_t *)opspec_batch_at(opspec_args.indices.data, opspec_batch, 1, opspec_b),
+        (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 2, opspec_b), opspec_args.vocab, opspec_args.dim,
+        opspec_args.bags, opspec_args.bag_size, opspec_args.opspec_rejected);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

@@ -72,7 +72,7 @@ static void opspec_embedding_bag_cost(const void *argp, const int32_t *dtypes, i
 
 static const opspec_op_desc opspec_embedding_bag_desc = {
     .name = "embedding_bag",
-    .fingerprint = "e8a5b12f6a20f85a",
+    .fingerprint = "f0302f326920c1d5",
     .args_size = sizeof(opspec_embedding_bag_args),
     OPSPEC_DESC_TABLE(inputs, opspec_embedding_bag_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_embedding_bag_outputs),

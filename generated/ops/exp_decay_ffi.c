@@ -39,7 +39,7 @@ static void opspec_exp_decay_cost(const void *argp, const int32_t *dtypes, int64
 
 static const opspec_op_desc opspec_exp_decay_desc = {
     .name = "exp_decay",
-    .fingerprint = "5fb27d148b6e2153",
+    .fingerprint = "d1a4defe3911157f",
     .args_size = sizeof(opspec_exp_decay_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_decay_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_decay_outputs),

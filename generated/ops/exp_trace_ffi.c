@@ -40,7 +40,7 @@ static void opspec_exp_trace_cost(const void *argp, const int32_t *dtypes, int64
 
 static const opspec_op_desc opspec_exp_trace_desc = {
     .name = "exp_trace",
-    .fingerprint = "6e7d23dabea352e9",
+    .fingerprint = "b4b6dbe9a5398179",
     .args_size = sizeof(opspec_exp_trace_args),
     OPSPEC_DESC_TABLE(inputs, opspec_exp_trace_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_exp_trace_outputs),

@@ -35,7 +35,7 @@ static void opspec_gelu_tanh_cost(const void *argp, const int32_t *dtypes, int64
 
 static const opspec_op_desc opspec_gelu_tanh_desc = {
     .name = "gelu_tanh",
-    .fingerprint = "796f9e6761a47608",
+    .fingerprint = "940cb8346cc424dc",
     .args_size = sizeof(opspec_gelu_tanh_args),
     OPSPEC_DESC_TABLE(inputs, opspec_gelu_tanh_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_gelu_tanh_outputs),

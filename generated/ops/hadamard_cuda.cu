@@ -6,27 +6,34 @@
 
 /* hadamard: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
+static __device__ __forceinline__ void opspec_hadamard_kernel_thread(const T *OPSPEC_RESTRICT A,
+                                                                     const T *OPSPEC_RESTRICT B, T *OPSPEC_RESTRICT C,
+                                                                     const int64_t m, const int64_t n) {
+  /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < m; i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+      if (j < n) {
+#include "ops/hadamard_body.inc"
+      }
+    }
+  }
+}
+
+/* Passes opspec_hadamard_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
 static __global__ void opspec_hadamard_kernel(const opspec_hadamard_args opspec_args,
                                               const opspec_batch_grid<3> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *OPSPEC_RESTRICT A = (const T *)opspec_batch_at(opspec_args.A.data, opspec_batch, 0, opspec_b);
-    const T *OPSPEC_RESTRICT B = (const T *)opspec_batch_at(opspec_args.B.data, opspec_batch, 1, opspec_b);
-    T *OPSPEC_RESTRICT C = (T *)opspec_batch_at(opspec_args.C.data, opspec_batch, 2, opspec_b);
-    const int64_t m = opspec_args.m;
-    const int64_t n = opspec_args.n;
-    /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
-    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < m; i += (int64_t)gridDim.y * blockDim.y) {
-      const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-      OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-        const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-        if (j < n) {
-#include "ops/hadamard_body.inc"
-        }
-      }
-    }
-  }
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_hadamard_kernel_thread<T>((const T *)opspec_batch_at(opspec_args.A.data, opspec_batch, 0, opspec_b),
+                                     (const T *)opspec_batch_at(opspec_args.B.data, opspec_batch, 1, opspec_b),
+                                     (T *)opspec_batch_at(opspec_args.C.data, opspec_batch, 2, opspec_b), opspec_args.m,
+                                     opspec_args.n);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

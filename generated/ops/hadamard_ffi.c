@@ -41,7 +41,7 @@ static void opspec_hadamard_cost(const void *argp, const int32_t *dtypes, int64_
 
 static const opspec_op_desc opspec_hadamard_desc = {
     .name = "hadamard",
-    .fingerprint = "33084c9d8bc6c7f8",
+    .fingerprint = "6622189a9c7b8068",
     .args_size = sizeof(opspec_hadamard_args),
     OPSPEC_DESC_TABLE(inputs, opspec_hadamard_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_hadamard_outputs),

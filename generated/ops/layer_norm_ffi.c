@@ -47,7 +47,7 @@ static void opspec_layer_norm_cost(const void *argp, const int32_t *dtypes, int6
 
 static const opspec_op_desc opspec_layer_norm_desc = {
     .name = "layer_norm",
-    .fingerprint = "80a1f2185ef54bc4",
+    .fingerprint = "9cb45b582727b55c",
     .args_size = sizeof(opspec_layer_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_layer_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_layer_norm_outputs),

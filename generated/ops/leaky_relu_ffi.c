@@ -39,7 +39,7 @@ static void opspec_leaky_relu_cost(const void *argp, const int32_t *dtypes, int6
 
 static const opspec_op_desc opspec_leaky_relu_desc = {
     .name = "leaky_relu",
-    .fingerprint = "58312c8c4f83c3d9",
+    .fingerprint = "ac07975ef3ffc441",
     .args_size = sizeof(opspec_leaky_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_leaky_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_leaky_relu_outputs),

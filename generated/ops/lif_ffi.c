@@ -46,7 +46,7 @@ static void opspec_lif_cost(const void *argp, const int32_t *dtypes, int64_t *co
 
 static const opspec_op_desc opspec_lif_desc = {
     .name = "lif",
-    .fingerprint = "bda2f13ab9b6f0f4",
+    .fingerprint = "13b1fe2c113af74c",
     .args_size = sizeof(opspec_lif_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_outputs),

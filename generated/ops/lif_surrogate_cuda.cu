@@ -6,35 +6,46 @@
 
 /* lif_surrogate: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
-static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_args opspec_args,
-                                                   const opspec_batch_grid<8> opspec_batch) {
-  /* Along z, the elements of a natively batched call (one when it is not); a grid has
-   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *V = (const T *)opspec_batch_at(opspec_args.V.data, opspec_batch, 0, opspec_b);
-    const T *OPSPEC_RESTRICT I_ext = (const T *)opspec_batch_at(opspec_args.I_ext.data, opspec_batch, 1, opspec_b);
-    const T *OPSPEC_RESTRICT tau_inv = (const T *)opspec_batch_at(opspec_args.tau_inv.data, opspec_batch, 2, opspec_b);
-    const T *OPSPEC_RESTRICT V_th = (const T *)opspec_batch_at(opspec_args.V_th.data, opspec_batch, 3, opspec_b);
-    const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_batch_at(opspec_args.V_rest.data, opspec_batch, 4, opspec_b);
-    const T *OPSPEC_RESTRICT dt = (const T *)opspec_batch_at(opspec_args.dt.data, opspec_batch, 5, opspec_b);
-    T *V_out = (T *)opspec_batch_at(opspec_args.V_out.data, opspec_batch, 6, opspec_b);
-    T *OPSPEC_RESTRICT spikes = (T *)opspec_batch_at(opspec_args.spikes.data, opspec_batch, 7, opspec_b);
-    const int64_t n = opspec_args.n;
-    /* The prologue: once per thread and element, before its indices. */
+static __device__ __forceinline__ void opspec_lif_surrogate_kernel_thread(const T *V, const T *OPSPEC_RESTRICT I_ext,
+                                                                          const T *OPSPEC_RESTRICT tau_inv,
+                                                                          const T *OPSPEC_RESTRICT V_th,
+                                                                          const T *OPSPEC_RESTRICT V_rest,
+                                                                          const T *OPSPEC_RESTRICT dt, T *V_out,
+                                                                          T *OPSPEC_RESTRICT spikes, const int64_t n) {
+  /* The prologue: once per thread and element, before its indices. */
 #line 52 "specs/lif_surrogate.yaml"
   const T leak = tau_inv[0];
   const T threshold = V_th[0];
   const T rest = V_rest[0];
   const T step = dt[0];
-#line 30 "generated/ops/lif_surrogate_cuda.cu"
-    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-      const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-      if (i < n) {
+#line 22 "generated/ops/lif_surrogate_cuda.cu"
+  const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+  OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+    if (i < n) {
 #include "ops/lif_surrogate_body.inc"
-      }
     }
   }
+}
+
+/* Passes opspec_lif_surrogate_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
+static __global__ void opspec_lif_surrogate_kernel(const opspec_lif_surrogate_args opspec_args,
+                                                   const opspec_batch_grid<8> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_lif_surrogate_kernel_thread<T>(
+        (const T *)opspec_batch_at(opspec_args.V.data, opspec_batch, 0, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.I_ext.data, opspec_batch, 1, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.tau_inv.data, opspec_batch, 2, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.V_th.data, opspec_batch, 3, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.V_rest.data, opspec_batch, 4, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.dt.data, opspec_batch, 5, opspec_b),
+        (T *)opspec_batch_at(opspec_args.V_out.data, opspec_batch, 6, opspec_b),
+        (T *)opspec_batch_at(opspec_args.spikes.data, opspec_batch, 7, opspec_b), opspec_args.n);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

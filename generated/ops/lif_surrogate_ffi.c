@@ -48,7 +48,7 @@ static void opspec_lif_surrogate_cost(const void *argp, const int32_t *dtypes, i
 
 static const opspec_op_desc opspec_lif_surrogate_desc = {
     .name = "lif_surrogate",
-    .fingerprint = "b6410b2a7972bb01",
+    .fingerprint = "a5d0cd154be1b5b7",
     .args_size = sizeof(opspec_lif_surrogate_args),
     OPSPEC_DESC_TABLE(inputs, opspec_lif_surrogate_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_lif_surrogate_outputs),

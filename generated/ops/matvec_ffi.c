@@ -42,7 +42,7 @@ static void opspec_matvec_cost(const void *argp, const int32_t *dtypes, int64_t 
 
 static const opspec_op_desc opspec_matvec_desc = {
     .name = "matvec",
-    .fingerprint = "3d44715e4fc5fc59",
+    .fingerprint = "180e9bf8cf3f1de1",
     .args_size = sizeof(opspec_matvec_args),
     OPSPEC_DESC_TABLE(inputs, opspec_matvec_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_matvec_outputs),

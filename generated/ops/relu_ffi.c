@@ -35,7 +35,7 @@ static void opspec_relu_cost(const void *argp, const int32_t *dtypes, int64_t *c
 
 static const opspec_op_desc opspec_relu_desc = {
     .name = "relu",
-    .fingerprint = "48976bb618d3e692",
+    .fingerprint = "7815a5312b6ae462",
     .args_size = sizeof(opspec_relu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_relu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_relu_outputs),

@@ -45,7 +45,7 @@ static void opspec_rms_norm_cost(const void *argp, const int32_t *dtypes, int64_
 
 static const opspec_op_desc opspec_rms_norm_desc = {
     .name = "rms_norm",
-    .fingerprint = "162b8c20a8671b59",
+    .fingerprint = "dab2eacd230c3473",
     .args_size = sizeof(opspec_rms_norm_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rms_norm_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rms_norm_outputs),

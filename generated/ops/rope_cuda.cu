@@ -6,31 +6,38 @@
 
 /* rope: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
-static __global__ void opspec_rope_kernel(const opspec_rope_args opspec_args, const opspec_batch_grid<4> opspec_batch) {
-  /* Along z, the elements of a natively batched call (one when it is not); a grid has
-   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b);
-    const int64_t x_size = opspec_args.x.size;
-    const T *OPSPEC_RESTRICT cosines = (const T *)opspec_batch_at(opspec_args.cosines.data, opspec_batch, 1, opspec_b);
-    const T *OPSPEC_RESTRICT sines = (const T *)opspec_batch_at(opspec_args.sines.data, opspec_batch, 2, opspec_b);
-    T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 3, opspec_b);
-    const int64_t seq = opspec_args.seq;
-    const int64_t heads = opspec_args.heads;
-    const int64_t dim = opspec_args.dim;
-    const int64_t half = opspec_args.half;
-    /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
-    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1);
-         i += (int64_t)gridDim.y * blockDim.y) {
-      const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-      OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-        const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-        if (j < half) {
+static __device__ __forceinline__ void opspec_rope_kernel_thread(const T *OPSPEC_RESTRICT x, const int64_t x_size,
+                                                                 const T *OPSPEC_RESTRICT cosines,
+                                                                 const T *OPSPEC_RESTRICT sines, T *OPSPEC_RESTRICT out,
+                                                                 const int64_t seq, const int64_t heads,
+                                                                 const int64_t dim, const int64_t half) {
+  /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < x_size / opspec_max(dim, 1);
+       i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+      if (j < half) {
 #include "ops/rope_body.inc"
-        }
       }
     }
   }
+}
+
+/* Passes opspec_rope_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
+static __global__ void opspec_rope_kernel(const opspec_rope_args opspec_args, const opspec_batch_grid<4> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_rope_kernel_thread<T>((const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b),
+                                 opspec_args.x.size,
+                                 (const T *)opspec_batch_at(opspec_args.cosines.data, opspec_batch, 1, opspec_b),
+                                 (const T *)opspec_batch_at(opspec_args.sines.data, opspec_batch, 2, opspec_b),
+                                 (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 3, opspec_b), opspec_args.seq,
+                                 opspec_args.heads, opspec_args.dim, opspec_args.half);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

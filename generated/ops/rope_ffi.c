@@ -59,7 +59,7 @@ static void opspec_rope_cost(const void *argp, const int32_t *dtypes, int64_t *c
 
 static const opspec_op_desc opspec_rope_desc = {
     .name = "rope",
-    .fingerprint = "8e08a7be4d88c161",
+    .fingerprint = "553a3eb5fec03f4b",
     .args_size = sizeof(opspec_rope_args),
     OPSPEC_DESC_TABLE(inputs, opspec_rope_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_rope_outputs),

@@ -39,7 +39,7 @@ static void opspec_scale_cost(const void *argp, const int32_t *dtypes, int64_t *
 
 static const opspec_op_desc opspec_scale_desc = {
     .name = "scale",
-    .fingerprint = "a9dee0dcbadd210a",
+    .fingerprint = "7b1df9fcb869113a",
     .args_size = sizeof(opspec_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_scale_outputs),

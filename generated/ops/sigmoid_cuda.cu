@@ -6,22 +6,29 @@
 
 /* sigmoid: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
+static __device__ __forceinline__ void opspec_sigmoid_kernel_thread(const T *OPSPEC_RESTRICT x, const int64_t x_size,
+                                                                    T *OPSPEC_RESTRICT out) {
+  const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+  OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+    if (i < x_size) {
+#include "ops/sigmoid_body.inc"
+    }
+  }
+}
+
+/* Passes opspec_sigmoid_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
 static __global__ void opspec_sigmoid_kernel(const opspec_sigmoid_args opspec_args,
                                              const opspec_batch_grid<2> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *OPSPEC_RESTRICT x = (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b);
-    const int64_t x_size = opspec_args.x.size;
-    T *OPSPEC_RESTRICT out = (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 1, opspec_b);
-    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-      const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-      if (i < x_size) {
-#include "ops/sigmoid_body.inc"
-      }
-    }
-  }
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_sigmoid_kernel_thread<T>((const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b),
+                                    opspec_args.x.size,
+                                    (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 1, opspec_b));
 }
 
 /* The grid and block of each kernel, from the spec's launch expressions. Every name

@@ -35,7 +35,7 @@ static void opspec_sigmoid_cost(const void *argp, const int32_t *dtypes, int64_t
 
 static const opspec_op_desc opspec_sigmoid_desc = {
     .name = "sigmoid",
-    .fingerprint = "3995f0332b64cb1e",
+    .fingerprint = "4c524bf1d294d82c",
     .args_size = sizeof(opspec_sigmoid_args),
     OPSPEC_DESC_TABLE(inputs, opspec_sigmoid_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_sigmoid_outputs),

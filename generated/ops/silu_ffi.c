@@ -35,7 +35,7 @@ static void opspec_silu_cost(const void *argp, const int32_t *dtypes, int64_t *c
 
 static const opspec_op_desc opspec_silu_desc = {
     .name = "silu",
-    .fingerprint = "982f5ead8e990015",
+    .fingerprint = "6f8ce188cc5ade81",
     .args_size = sizeof(opspec_silu_args),
     OPSPEC_DESC_TABLE(inputs, opspec_silu_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_silu_outputs),

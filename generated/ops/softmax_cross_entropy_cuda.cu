@@ -7,29 +7,36 @@
 /* A body's report of a value that breaks an in_kernel check: a flag in device memory,
  * which the handler reads after the kernels and then fails the call, naming the first
  * bad position (docs/spec.md). */
-#define opspec_reject() opspec_cuda_reject(opspec_args.opspec_rejected)
+#define opspec_reject() opspec_cuda_reject(opspec_rejected)
 
 /* softmax_cross_entropy: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
+template <typename T>
+static __device__ __forceinline__ void opspec_softmax_cross_entropy_kernel_thread(
+    const T *OPSPEC_RESTRICT logits, const int32_t *OPSPEC_RESTRICT labels, const int64_t labels_size,
+    T *OPSPEC_RESTRICT loss, const int64_t classes, int *opspec_rejected) {
+  const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+  OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+    const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+    if (i < labels_size) {
+#include "ops/softmax_cross_entropy_body.inc"
+    }
+  }
+}
+
+/* Passes opspec_softmax_cross_entropy_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
 template <typename T>
 static __global__ void opspec_softmax_cross_entropy_kernel(const opspec_softmax_cross_entropy_args opspec_args,
                                                            const opspec_batch_grid<3> opspec_batch) {
   /* Along z, the elements of a natively batched call (one when it is not); a grid has
    * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *OPSPEC_RESTRICT logits = (const T *)opspec_batch_at(opspec_args.logits.data, opspec_batch, 0, opspec_b);
-    const int32_t *OPSPEC_RESTRICT labels =
-        (const int32_t *)opspec_batch_at(opspec_args.labels.data, opspec_batch, 1, opspec_b);
-    const int64_t labels_size = opspec_args.labels.size;
-    T *OPSPEC_RESTRICT loss = (T *)opspec_batch_at(opspec_args.loss.data, opspec_batch, 2, opspec_b);
-    const int64_t classes = opspec_args.classes;
-    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-      const int64_t i = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-      if (i < labels_size) {
-#include "ops/softmax_cross_entropy_body.inc"
-      }
-    }
-  }
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_softmax_cross_entropy_kernel_thread<T>(
+        (const T *)opspec_batch_at(opspec_args.logits.data, opspec_batch, 0, opspec_b),
+        (const int32_t *)opspec_batch_at(opspec_args.labels.data, opspec_batch, 1, opspec_b), opspec_args.labels.size,
+        (T *)opspec_batch_at(opspec_args.loss.data, opspec_batch, 2, opspec_b), opspec_args.classes,
+        opspec_args.opspec_rejected);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

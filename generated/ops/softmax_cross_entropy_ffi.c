@@ -70,7 +70,7 @@ static void opspec_softmax_cross_entropy_cost(const void *argp, const int32_t *d
 
 static const opspec_op_desc opspec_softmax_cross_entropy_desc = {
     .name = "softmax_cross_entropy",
-    .fingerprint = "d1b125f88cdbe8bf",
+    .fingerprint = "624e63d004f6667c",
     .args_size = sizeof(opspec_softmax_cross_entropy_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_cross_entropy_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_cross_entropy_outputs),

@@ -40,7 +40,7 @@ static void opspec_softmax_cost(const void *argp, const int32_t *dtypes, int64_t
 
 static const opspec_op_desc opspec_softmax_desc = {
     .name = "softmax",
-    .fingerprint = "19e46e6bc8277739",
+    .fingerprint = "b8321e800beda2f9",
     .args_size = sizeof(opspec_softmax_args),
     OPSPEC_DESC_TABLE(inputs, opspec_softmax_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_softmax_outputs),

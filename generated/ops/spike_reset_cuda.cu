@@ -6,29 +6,42 @@
 
 /* Kernel 'detect' of spike_reset. */
 template <typename T>
-static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args opspec_args) {
-  const T *V = (const T *)opspec_args.V.data;
-  const T *OPSPEC_RESTRICT V_th = (const T *)opspec_args.V_th.data;
-  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
-  const int64_t n = opspec_args.n;
+static __device__ __forceinline__ void opspec_spike_reset_detect_thread(const T *V, const T *OPSPEC_RESTRICT V_th,
+                                                                        int32_t *OPSPEC_RESTRICT spikes,
+                                                                        const int64_t n) {
 #line 31 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) spikes[i] = V[i] >= V_th[0];
-#line 18 "generated/ops/spike_reset_cuda.cu"
+#line 16 "generated/ops/spike_reset_cuda.cu"
+}
+
+/* Passes opspec_spike_reset_detect_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
+static __global__ void opspec_spike_reset_detect(const opspec_spike_reset_args opspec_args) {
+  opspec_spike_reset_detect_thread<T>((const T *)opspec_args.V.data, (const T *)opspec_args.V_th.data,
+                                      (int32_t *)opspec_args.spikes.data, opspec_args.n);
 }
 
 /* Kernel 'reset' of spike_reset. */
 template <typename T>
-static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args opspec_args) {
-  const T *V = (const T *)opspec_args.V.data;
-  const T *OPSPEC_RESTRICT V_rest = (const T *)opspec_args.V_rest.data;
-  int32_t *OPSPEC_RESTRICT spikes = (int32_t *)opspec_args.spikes.data;
-  T *V_out = (T *)opspec_args.V_out.data;
-  const int64_t n = opspec_args.n;
+static __device__ __forceinline__ void opspec_spike_reset_reset_thread(const T *V, const T *OPSPEC_RESTRICT V_rest,
+                                                                       int32_t *OPSPEC_RESTRICT spikes, T *V_out,
+                                                                       const int64_t n) {
 #line 37 "specs/spike_reset.yaml"
       const int64_t i = opspec_grid_x();
       if (i < n) V_out[i] = spikes[i] ? V_rest[0] : V[i];
-#line 32 "generated/ops/spike_reset_cuda.cu"
+#line 36 "generated/ops/spike_reset_cuda.cu"
+}
+
+/* Passes opspec_spike_reset_reset_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
+static __global__ void opspec_spike_reset_reset(const opspec_spike_reset_args opspec_args) {
+  opspec_spike_reset_reset_thread<T>((const T *)opspec_args.V.data, (const T *)opspec_args.V_rest.data,
+                                     (int32_t *)opspec_args.spikes.data, (T *)opspec_args.V_out.data, opspec_args.n);
 }
 
 /* The grid and block of each kernel, from the spec's launch expressions. Every name

@@ -43,7 +43,7 @@ static void opspec_spike_reset_cost(const void *argp, const int32_t *dtypes, int
 
 static const opspec_op_desc opspec_spike_reset_desc = {
     .name = "spike_reset",
-    .fingerprint = "248592c4dad71ca0",
+    .fingerprint = "bdec8f58f3d09388",
     .args_size = sizeof(opspec_spike_reset_args),
     OPSPEC_DESC_TABLE(inputs, opspec_spike_reset_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_spike_reset_outputs),

@@ -36,7 +36,7 @@ static void opspec_split_cost(const void *argp, const int32_t *dtypes, int64_t *
 
 static const opspec_op_desc opspec_split_desc = {
     .name = "split",
-    .fingerprint = "2b514e4fc44be284",
+    .fingerprint = "c39bb3d3cb7511f6",
     .args_size = sizeof(opspec_split_args),
     OPSPEC_DESC_TABLE(inputs, opspec_split_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_split_outputs),

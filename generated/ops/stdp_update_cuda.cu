@@ -6,45 +6,46 @@
 
 /* stdp_update: each thread runs OPSPEC_PORTABLE_X_PER_THREAD launch indices a block apart along x. */
 template <typename T>
-static __global__ void opspec_stdp_update_kernel(const opspec_stdp_update_args opspec_args,
-                                                 const opspec_batch_grid<6> opspec_batch) {
-  /* Along z, the elements of a natively batched call (one when it is not); a grid has
-   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
-  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z) {
-    const T *w = (const T *)opspec_batch_at(opspec_args.w.data, opspec_batch, 0, opspec_b);
-    const T *OPSPEC_RESTRICT pre_trace =
-        (const T *)opspec_batch_at(opspec_args.pre_trace.data, opspec_batch, 1, opspec_b);
-    const T *OPSPEC_RESTRICT pre_spike =
-        (const T *)opspec_batch_at(opspec_args.pre_spike.data, opspec_batch, 2, opspec_b);
-    const T *OPSPEC_RESTRICT post_trace =
-        (const T *)opspec_batch_at(opspec_args.post_trace.data, opspec_batch, 3, opspec_b);
-    const T *OPSPEC_RESTRICT post_spike =
-        (const T *)opspec_batch_at(opspec_args.post_spike.data, opspec_batch, 4, opspec_b);
-    T *w_out = (T *)opspec_batch_at(opspec_args.w_out.data, opspec_batch, 5, opspec_b);
-    const int64_t n_pre = opspec_args.n_pre;
-    const int64_t n_post = opspec_args.n_post;
-    const double a_plus = opspec_args.a_plus;
-    const double a_minus = opspec_args.a_minus;
-    const double w_min = opspec_args.w_min;
-    const double w_max = opspec_args.w_max;
-    /* The prologue: once per thread and element, before its indices. */
+static __device__ __forceinline__ void opspec_stdp_update_kernel_thread(
+    const T *w, const T *OPSPEC_RESTRICT pre_trace, const T *OPSPEC_RESTRICT pre_spike,
+    const T *OPSPEC_RESTRICT post_trace, const T *OPSPEC_RESTRICT post_spike, T *w_out, const int64_t n_pre,
+    const int64_t n_post, const double a_plus, const double a_minus, const double w_min, const double w_max) {
+  /* The prologue: once per thread and element, before its indices. */
 #line 26 "specs/stdp_update.yaml"
   const T plus = (T)a_plus;         /* the attributes in T, once: the loop stays in T */
   const T minus = (T)a_minus;
   const T lo = (T)w_min;
   const T hi = (T)w_max;
-#line 37 "generated/ops/stdp_update_cuda.cu"
-    /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
-    for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < n_pre; i += (int64_t)gridDim.y * blockDim.y) {
-      const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
-      OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
-        const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
-        if (j < n_post) {
+#line 20 "generated/ops/stdp_update_cuda.cu"
+  /* Along y a grid has at most 65535 blocks: a thread covers every gridDim-th index. */
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < n_pre; i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t opspec_x0 = (int64_t)blockIdx.x * OPSPEC_PORTABLE_X_PER_THREAD * blockDim.x + threadIdx.x;
+    OPSPEC_UNROLL for (int opspec_t = 0; opspec_t < OPSPEC_PORTABLE_X_PER_THREAD; ++opspec_t) {
+      const int64_t j = opspec_x0 + (int64_t)opspec_t * blockDim.x;
+      if (j < n_post) {
 #include "ops/stdp_update_body.inc"
-        }
       }
     }
   }
+}
+
+/* Passes opspec_stdp_update_kernel_thread its arrays as parameters, where nvcc honours
+ * __restrict__ (on locals it does not): inputs then load through the read-only cache,
+ * and a thread's loads are in flight at once. */
+template <typename T>
+static __global__ void opspec_stdp_update_kernel(const opspec_stdp_update_args opspec_args,
+                                                 const opspec_batch_grid<6> opspec_batch) {
+  /* Along z, the elements of a natively batched call (one when it is not); a grid has
+   * at most 65535 blocks there: a thread covers every gridDim.z-th element. */
+  for (int64_t opspec_b = blockIdx.z; opspec_b < opspec_batch.count; opspec_b += gridDim.z)
+    opspec_stdp_update_kernel_thread<T>(
+        (const T *)opspec_batch_at(opspec_args.w.data, opspec_batch, 0, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.pre_trace.data, opspec_batch, 1, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.pre_spike.data, opspec_batch, 2, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.post_trace.data, opspec_batch, 3, opspec_b),
+        (const T *)opspec_batch_at(opspec_args.post_spike.data, opspec_batch, 4, opspec_b),
+        (T *)opspec_batch_at(opspec_args.w_out.data, opspec_batch, 5, opspec_b), opspec_args.n_pre, opspec_args.n_post,
+        opspec_args.a_plus, opspec_args.a_minus, opspec_args.w_min, opspec_args.w_max);
 }
 
 /* Each type variant's kernels in launch order, for opspec_cuda_launch_run (runtime/src/launch.c). */

@@ -53,7 +53,7 @@ static void opspec_stdp_update_cost(const void *argp, const int32_t *dtypes, int
 
 static const opspec_op_desc opspec_stdp_update_desc = {
     .name = "stdp_update",
-    .fingerprint = "6fc5595e60202a01",
+    .fingerprint = "f239502a2aef4ead",
     .args_size = sizeof(opspec_stdp_update_args),
     OPSPEC_DESC_TABLE(inputs, opspec_stdp_update_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_stdp_update_outputs),

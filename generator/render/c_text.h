@@ -26,6 +26,16 @@ og_value *og_wrap(const char *lead, const char *const *items, size_t n, const ch
 /* og_wrap, its lines appended to `lines`. */
 void og_wrap_into(og_value *lines, const char *lead, const char *const *items, size_t n, const char *close,
                   bool one_per_line);
+/* A call or a function head, `indent` then `head` (ending in '('), `items` and `close`,
+ * as clang-format lays it out where it does not fit one line: either aligned under the
+ * first item (og_wrap), or with every item after a break that follows `head`, 4 columns
+ * further in, bin-packed. clang-format keeps the aligned form while it takes at most
+ * `slack` lines more than the other: 1 for a call, 3 for a function's head (clang-format
+ * 14 with .clang-format: measured on random lists; tests/c/test_value.c holds the edges). */
+og_value *og_wrap_broken(const char *indent, const char *head, const char *const *items, size_t n, const char *close,
+                         size_t slack);
+#define OG_SLACK_CALL 1
+#define OG_SLACK_HEAD 3
 /* The head of a counting loop, "for (int64_t INDEX = BEGIN; INDEX < END; STEP)" and " {"
  * where it opens a block, as og_wrap's lines (`sep` "; " or ";"), wrapped at the
  * semicolons as clang-format wraps it. `indent` is the line's indentation. */

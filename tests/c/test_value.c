@@ -183,11 +183,91 @@ static void test_for_head(void) {
   og_value_free(long_head);
 }
 
+/* A batch element's pointer, as the CUDA kernels pass it. */
+#define OG_AT(type, name, k) "(" type " *)opspec_batch_at(opspec_args." name ".data, opspec_batch, " #k ", opspec_b)"
+
+/* og_wrap_broken keeps a call or a head that does not fit aligned under its first item
+ * while that takes at most `slack` lines more than breaking after the parenthesis, as
+ * clang-format 14 does with .clang-format: each expected text below is what clang-format
+ * leaves unchanged (the other form it rewrites), and each pair sits at the edge. */
+static void test_wrap_broken(void) {
+  struct {
+    const char *indent, *head, *items[9], *close;
+    size_t n, slack;
+    const char *want;
+  } cases[] = {
+      /* fits: one line */
+      {"  ", "f<T>(", {"x", "n"}, ");", 2, OG_SLACK_CALL, "  f<T>(x, n);\n"},
+      /* a call 3 lines aligned, 2 after a break: aligned */
+      {"    ",
+       "opspec_relu_kernel_thread<T>(",
+       {OG_AT("const T", "x", 0), "opspec_args.x.size", OG_AT("T", "out", 1)},
+       ");",
+       3,
+       OG_SLACK_CALL,
+       "    opspec_relu_kernel_thread<T>((const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b),\n"
+       "                                 opspec_args.x.size,\n"
+       "                                 (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 1, opspec_b));\n"},
+      /* a call 6 lines aligned, 4 after a break: broken */
+      {"    ",
+       "opspec_layer_norm_kernel_thread<T>(",
+       {OG_AT("const T", "x", 0), "opspec_args.x.size", OG_AT("const T", "gamma", 1), OG_AT("const T", "beta", 2),
+        OG_AT("T", "out", 3), "opspec_args.n", "opspec_args.eps"},
+       ");",
+       7,
+       OG_SLACK_CALL,
+       "    opspec_layer_norm_kernel_thread<T>(\n"
+       "        (const T *)opspec_batch_at(opspec_args.x.data, opspec_batch, 0, opspec_b), opspec_args.x.size,\n"
+       "        (const T *)opspec_batch_at(opspec_args.gamma.data, opspec_batch, 1, opspec_b),\n"
+       "        (const T *)opspec_batch_at(opspec_args.beta.data, opspec_batch, 2, opspec_b),\n"
+       "        (T *)opspec_batch_at(opspec_args.out.data, opspec_batch, 3, opspec_b), "
+       "opspec_args.n, opspec_args.eps);\n"},
+      /* a head 6 lines aligned, 3 after a break: aligned */
+      {"",
+       "static __device__ __forceinline__ void opspec_lif_kernel_thread(",
+       {"const T *V", "const T *OPSPEC_RESTRICT I_ext", "const T *OPSPEC_RESTRICT tau_inv",
+        "const T *OPSPEC_RESTRICT V_th", "const T *OPSPEC_RESTRICT V_rest", "const T *OPSPEC_RESTRICT dt", "T *V_out",
+        "int32_t *OPSPEC_RESTRICT spikes", "const int64_t n"},
+       ") {",
+       9,
+       OG_SLACK_HEAD,
+       "static __device__ __forceinline__ void opspec_lif_kernel_thread(const T *V, const T *OPSPEC_RESTRICT I_ext,\n"
+       "                                                                const T *OPSPEC_RESTRICT tau_inv,\n"
+       "                                                                const T *OPSPEC_RESTRICT V_th,\n"
+       "                                                                const T *OPSPEC_RESTRICT V_rest,\n"
+       "                                                                const T *OPSPEC_RESTRICT dt, T *V_out,\n"
+       "                                                                int32_t *OPSPEC_RESTRICT spikes, "
+       "const int64_t n) {\n"},
+      /* a head 6 lines aligned, 2 after a break: broken */
+      {"",
+       "static __device__ __forceinline__ void opspec_embedding_bag_kernel_thread(",
+       {"const T *OPSPEC_RESTRICT table", "const int32_t *OPSPEC_RESTRICT indices", "T *OPSPEC_RESTRICT out",
+        "const int64_t vocab", "const int64_t dim", "const int64_t bags", "const int64_t bag_size",
+        "int *opspec_rejected"},
+       ") {",
+       8,
+       OG_SLACK_HEAD,
+       "static __device__ __forceinline__ void opspec_embedding_bag_kernel_thread(\n"
+       "    const T *OPSPEC_RESTRICT table, const int32_t *OPSPEC_RESTRICT indices, T *OPSPEC_RESTRICT out, "
+       "const int64_t vocab,\n"
+       "    const int64_t dim, const int64_t bags, const int64_t bag_size, int *opspec_rejected) {\n"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    og_value *lines =
+        og_wrap_broken(cases[c].indent, cases[c].head, cases[c].items, cases[c].n, cases[c].close, cases[c].slack);
+    char *text = og_wrapped_text(lines);
+    OG_CHECK_STR(text, cases[c].want);
+    free(text);
+    og_value_free(lines);
+  }
+}
+
 int main(void) {
   test_scalars();
   test_list();
   test_map();
   test_tree();
   test_for_head();
+  test_wrap_broken();
   return og_check_report("test_value");
 }

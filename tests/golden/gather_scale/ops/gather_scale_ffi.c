@@ -62,7 +62,7 @@ static XLA_FFI_Error *opspec_gather_scale_contents(XLA_FFI_CallFrame *cf, const 
 
 static const opspec_op_desc opspec_gather_scale_desc = {
     .name = "gather_scale",
-    .fingerprint = "0f88d71633503edc",
+    .fingerprint = "1b6e2e74d0b76150",
     .args_size = sizeof(opspec_gather_scale_args),
     OPSPEC_DESC_TABLE(inputs, opspec_gather_scale_inputs),
     OPSPEC_DESC_TABLE(outputs, opspec_gather_scale_outputs),

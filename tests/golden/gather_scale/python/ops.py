@@ -45,7 +45,7 @@ _op_gather_scale = _Op(
     attrs=(_Attr("scale", "float64"),),
     vmap_method="sequential",
     aliases={},
-    fingerprint="0f88d71633503edc",
+    fingerprint="1b6e2e74d0b76150",
 )
 
 
