@@ -496,15 +496,15 @@ static void og_ctx_cpu(const og_op *op, const og_op_plan *plan, og_value *v) {
 
 /* ---- the CUDA kernels -------------------------------------------------------------- */
 
-/* The portable kernel's indices as records, `indent` in: `index` {name, extent} for the
- * last launch extent, which runs along x, innermost (at `x_indent`): each thread takes
- * OPSPEC_PORTABLE_X_PER_THREAD indices a block apart and skips those past the extent;
- * `loops` {head (og_for_head's lines)}
- * for the others, which run along z and y, where a grid has at most 65535
+/* The portable kernel's indices as records, at the thread function's indentation
+ * (`indents`, one level a loop): `index` {name, extent} for the last launch extent, which
+ * runs along x, innermost (at `x_indent`): each thread takes OPSPEC_PORTABLE_X_PER_THREAD
+ * indices a block apart and skips those past the extent; `loops` {head (og_for_head's
+ * lines)} for the others, which run along z and y, where a grid has at most 65535
  * blocks (opspec_launch_portable stops there): each thread loops over every index its
  * position covers. A body has no top-level return, break or continue (spec.md), so it
  * can be a loop body. */
-static void og_cuda_indices(const og_launch *launch, const char *const *indents, size_t first, og_value *kernel) {
+static void og_cuda_indices(const og_launch *launch, const char *const *indents, og_value *kernel) {
   size_t last = launch->n - 1;
   og_value *index = og_value_map(), *loops = og_value_list();
   og_map_set_str(index, "name", og_index_names[last]);
@@ -519,7 +519,7 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
     og_buf_printf(&begin, "(int64_t)blockIdx.%s * blockDim.%s + threadIdx.%s", axis, axis, axis);
     og_buf_printf(&step, "%s += (int64_t)gridDim.%s * blockDim.%s", og_index_names[d], axis, axis);
     og_map_set(loop, "head",
-               og_for_head(indents[first + d], og_index_names[d], og_buf_str(&begin), og_value_as_str(extent),
+               og_for_head(indents[d], og_index_names[d], og_buf_str(&begin), og_value_as_str(extent),
                            og_buf_str(&step), d + 1 == last));
     og_value_free(extent);
     og_buf_free(&begin);
@@ -527,8 +527,8 @@ static void og_cuda_indices(const og_launch *launch, const char *const *indents,
     og_list_push(loops, loop);
   }
   og_map_set(kernel, "loops", loops);
-  og_map_set_str(kernel, "close_indent", last ? indents[first + last - 1] : "");
-  og_map_set_str(kernel, "x_indent", indents[first + last]);
+  og_map_set_str(kernel, "close_indent", last ? indents[last - 1] : "");
+  og_map_set_str(kernel, "x_indent", indents[last]);
 }
 
 /* One kernel as a record: `thread`, the name of the function that holds its work, whose
@@ -616,7 +616,7 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   if (launch && op->prologue.present) og_map_set(kernel, "prologue", og_spec_block(op, &op->prologue));
   og_map_set_bool(kernel, "portable", launch != NULL);
   if (launch)
-    og_cuda_indices(launch, indents, 0, kernel);
+    og_cuda_indices(launch, indents, kernel);
   else
     og_map_set(kernel, "loops", og_value_list());
   /* The portable body is shared with the CPU unless the CPU has a raw body of its own. */
