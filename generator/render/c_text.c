@@ -72,21 +72,11 @@ void og_wrap_into(og_value *lines, const char *lead, const char *const *items, s
   og_wrap_sep_into(lines, lead, items, n, close, one_per_line, ',');
 }
 
-/* The lines `items` take, packed from column `first` and continued at column `indent`,
- * with `close` after the last; 0 where one does not fit. */
-static size_t og_packed_lines(size_t first, size_t indent, const char *const *items, size_t n, const char *close) {
-  size_t lines = 1, col = first;
-  for (size_t i = 0; i < n; ++i) {
-    size_t end = strlen(items[i]) + (i + 1 < n ? 1 : strlen(close));
-    if (i && col + 1 + end > OG_C_COLUMNS) {
-      ++lines;
-      col = indent + end;
-    } else {
-      col += (i ? 1 : 0) + end;
-    }
-    if (col > OG_C_COLUMNS) return 0;
-  }
-  return lines;
+/* Whether each item, with its "," or, last, `close`, fits on a line from column `at`. */
+static bool og_items_fit(size_t at, const char *const *items, size_t n, const char *close) {
+  for (size_t i = 0; i < n; ++i)
+    if (at + strlen(items[i]) + (i + 1 < n ? 1 : strlen(close)) > OG_C_COLUMNS) return false;
+  return true;
 }
 
 og_value *og_wrap_broken(const char *indent, const char *head, const char *const *items, size_t n, const char *close,
@@ -94,18 +84,16 @@ og_value *og_wrap_broken(const char *indent, const char *head, const char *const
   og_buf lead = {0}, inner = {0};
   og_buf_printf(&lead, "%s%s", indent, head);
   og_buf_printf(&inner, "%s    ", indent);
-  og_value *lines = og_value_list();
-  size_t at = lead.len, in = inner.len;
-  size_t aligned = og_packed_lines(at, at, items, n, close), broken = og_packed_lines(in, in, items, n, close);
-  if (og_wrap_width(og_buf_str(&lead), items, n, close) <= OG_C_COLUMNS || (aligned && aligned <= broken + slack)) {
-    og_wrap_into(lines, og_buf_str(&lead), items, n, close, false);
-  } else {
-    og_wrap_into(lines, og_buf_str(&lead), NULL, 0, "", false);
-    og_wrap_into(lines, og_buf_str(&inner), items, n, close, false);
-  }
+  /* Both layouts, as og_wrap packs them; the broken one's first line is `head` alone. */
+  og_value *aligned = og_wrap(og_buf_str(&lead), items, n, close, false);
+  og_value *broken = og_wrap(og_buf_str(&lead), NULL, 0, "", false);
+  og_wrap_into(broken, og_buf_str(&inner), items, n, close, false);
+  bool keep_aligned = og_wrap_width(og_buf_str(&lead), items, n, close) <= OG_C_COLUMNS ||
+                      (og_items_fit(lead.len, items, n, close) && og_list_len(aligned) < og_list_len(broken) + slack);
+  og_value_free(keep_aligned ? broken : aligned);
   og_buf_free(&lead);
   og_buf_free(&inner);
-  return lines;
+  return keep_aligned ? aligned : broken;
 }
 
 og_value *og_for_head(const char *indent, const char *index, const char *begin, const char *end, const char *step,

@@ -558,7 +558,6 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_idents_free(&used);
   size_t nlocals = og_list_len(locals), nparams = nlocals + (rejects ? 1 : 0);
   char **params = og_xcalloc(nparams ? nparams : 1, sizeof *params);
-  const char **param_texts = og_xcalloc(nparams ? nparams : 1, sizeof *param_texts);
   const char **values = og_xcalloc(nparams ? nparams : 1, sizeof *values);
   for (size_t i = 0; i < nlocals; ++i) {
     const og_value *l = og_list_at(locals, i);
@@ -571,7 +570,6 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
     params[nlocals] = og_xstrdup("int *opspec_rejected");
     values[nlocals] = "opspec_args.opspec_rejected";
   }
-  for (size_t i = 0; i < nparams; ++i) param_texts[i] = params[i];
   /* "template <typename T, typename U>" before a kernel of an op with type variables; the
    * call names them, "<T, U>". */
   og_value *typevars = og_value_list();
@@ -589,7 +587,8 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_buf_printf(&thread, "%s_thread", fn);
   og_map_set_str(kernel, "thread", og_buf_str(&thread));
   og_buf_printf(&lead, "static __device__ __forceinline__ void %s(", og_buf_str(&thread));
-  og_map_set(kernel, "thread_head", og_wrap_broken("", og_buf_str(&lead), param_texts, nparams, ") {", OG_SLACK_HEAD));
+  og_map_set(kernel, "thread_head",
+             og_wrap_broken("", og_buf_str(&lead), (const char *const *)params, nparams, ") {", OG_SLACK_HEAD));
   og_buf_clear(&lead);
   og_buf_printf(&lead, "%s%s(", og_buf_str(&thread), og_buf_str(&targs));
   og_map_set(kernel, "call",
@@ -601,7 +600,6 @@ static og_value *og_cuda_global(const og_op *op, const og_op_plan *plan, const c
   og_map_set(kernel, "head", og_wrap(og_buf_str(&name), kernel_params, batched ? 2 : 1, ") {", false));
   for (size_t i = 0; i < nparams; ++i) free(params[i]);
   free(params);
-  free(param_texts);
   free(values);
   og_value_free(locals);
   og_buf_free(&thread);
